@@ -1,0 +1,47 @@
+# ReConMem harness. `make help` lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export TOKENIZERS_PARALLELISM := false
+
+.DEFAULT_GOAL := help
+.PHONY: help setup test test-full demo bench oracle lint clean
+
+help: ## Show this help
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade "pip>=24,<26"
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+setup: $(STAMP) ## Create .venv and install the package with dev extras (idempotent)
+
+test: setup ## Run the fast test suite (what CI runs)
+	@$(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest: no tests were collected (exit 5)"; exit 1; fi; exit $$rc
+
+test-full: setup ## Run every test, including slow ones (real local model, full oracle)
+	$(PY) -m pytest -q -m "slow or not slow"
+
+demo: setup ## Run ReConMem and Full on the shipped demo samples with the offline local model
+	$(PY) -m scripts.demo
+
+bench: setup ## Print the benchmark ratios (index, llm, recall, methods)
+	$(PY) -m scripts.bench index --repo $$($(PY) -c "from reconmem.downloads import fetch_pypi_source as f; print(f('boltons','23.1.1')/'boltons-23.1.1')")
+	$(PY) -m scripts.bench llm
+	$(PY) -m scripts.bench recall
+	$(PY) -m scripts.bench methods
+
+oracle: setup ## Validate all DevEval tasks of the shipped source list (reference passes, blank fails)
+	$(PY) -m scripts.deveval_oracle --workers 2
+
+clean: ## Remove build artefacts (keeps .venv, caches and results)
+	rm -rf build *.egg-info .pytest_cache
+
+-include mk/reproduce.mk

@@ -1,0 +1,111 @@
+"""Build the run's shared objects from a composed Hydra config: LLM clients, embedder, method.
+
+Benchmarks call these so that every benchmark wires methods, backbones and caches the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from reconmem.context import ContextManager
+
+
+class ConfigError(ValueError):
+    """A configuration problem; the message names the option."""
+
+
+def _cache_dir(cfg: Any) -> Path:
+    d = Path(str(cfg.cache.dir)).expanduser()
+    d.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("RECONMEM_CACHE", str(d))
+    return d
+
+
+def check_api_key(backbone_cfg: Any, option: str = "backbone") -> None:
+    """Fail early, in one line, when the backbone's API key variable is not set."""
+    env = backbone_cfg.get("api_key_env")
+    if env and not os.environ.get(env):
+        raise ConfigError(f"{option}={backbone_cfg.name}: environment variable {env} is not set (needed for {backbone_cfg.model})")
+
+
+def build_llm(backbone_cfg: Any, cfg: Any, ledger: Any = None, *, option: str = "backbone") -> Any:
+    """An :class:`reconmem.llm.LLMClient` for one backbone config node, sharing the run's cache.
+
+    ``backbone.model: scripted/<module>:<function>`` builds a :class:`reconmem.testing.ScriptedLLM`
+    whose replies come from that function ``(messages, purpose) -> str`` — for tests and dry runs
+    of the pipeline only; it never produces benchmark numbers.
+    """
+    from reconmem.llm import BackboneSpec, LLMClient, UsageLedger
+
+    ledger = ledger if ledger is not None else UsageLedger()
+    model = str(backbone_cfg.model)
+    if model.startswith("scripted/"):
+        import importlib
+
+        from reconmem.testing import ScriptedLLM
+
+        mod_name, _, fn_name = model[len("scripted/"):].partition(":")
+        try:
+            fn = getattr(importlib.import_module(mod_name), fn_name)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"{option}.model={model}: cannot import the script function ({exc})") from exc
+        return ScriptedLLM(fn, context_window=int(backbone_cfg.context_window), ledger=ledger, name=model)
+    check_api_key(backbone_cfg, option)
+    cache_path = _cache_dir(cfg) / "llm_cache.sqlite" if cfg.cache.get("llm", True) else None
+    spec = BackboneSpec.from_config(backbone_cfg)
+    return LLMClient(
+        spec,
+        ledger=ledger,
+        cache_path=cache_path,
+        max_concurrency=int(cfg.llm.max_concurrency),
+        max_retries=int(cfg.llm.max_retries),
+        timeout=float(cfg.llm.timeout),
+    )
+
+
+_EMBEDDER: Any = None
+
+
+def build_embedder(cfg: Any) -> Any:
+    """The process-wide embedder (all-MiniLM-L6-v2 from its PyPI package), with its disk cache."""
+    global _EMBEDDER
+    if _EMBEDDER is None:
+        from reconmem.embed import Embedder
+
+        _EMBEDDER = Embedder(cache_dir=_cache_dir(cfg) / "embeddings")
+    return _EMBEDDER
+
+
+def build_method(cfg: Any) -> ContextManager:
+    """Instantiate ``cfg.method.manager`` (a ``_target_`` node) as a fresh ContextManager."""
+    from hydra.utils import instantiate
+
+    node = cfg.method.get("manager")
+    if node is None or "_target_" not in node:
+        raise ConfigError(f"method={cfg.method.get('name')}: missing method.manager._target_")
+    try:
+        manager = instantiate(node)
+    except Exception as exc:  # hydra wraps import/arg errors; keep one clear line
+        raise ConfigError(f"method={cfg.method.name}: cannot build {node['_target_']}: {exc}") from exc
+    if not isinstance(manager, ContextManager):
+        raise ConfigError(f"method={cfg.method.name}: {node['_target_']} is not a reconmem.context.ContextManager")
+    return manager
+
+
+def read_prompt(package: str, name: str) -> str:
+    """Text of a prompt template shipped inside a package (``importlib.resources``)."""
+    from importlib import resources
+
+    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+
+def resolve_data_path(spec: str) -> Path:
+    """``package:<pkg>/<relative path>`` -> a file shipped in a package; otherwise a filesystem path."""
+    if spec.startswith("package:"):
+        from importlib import resources
+
+        pkg, _, rel = spec[len("package:"):].partition("/")
+        return Path(str(resources.files(pkg).joinpath(rel)))
+    return Path(spec).expanduser()

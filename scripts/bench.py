@@ -1,0 +1,28 @@
+"""Benchmark scripts that print ratios: ``python -m scripts.bench {llm,index,recall,methods} ...``."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {
+    "llm": ("scripts.bench_llm", "local backbone tokens/s and response-cache speed-up"),
+    "index": ("scripts.bench_index", "repository index throughput (files/s, entities/s)"),
+    "recall": ("scripts.bench_recall", "ReConMem non-LLM recall/update latency vs memory size"),
+    "methods": ("scripts.bench_methods", "prompt and memory tokens of every method on one scripted conversation"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in COMMANDS:
+        print("usage: python -m scripts.bench {" + ",".join(COMMANDS) + "} [options]")
+        for name, (_, what) in COMMANDS.items():
+            print(f"  {name:8s} {what}")
+        return 2
+    module, _ = COMMANDS[argv[0]]
+    return int(importlib.import_module(module).main(argv[1:]) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

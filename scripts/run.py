@@ -1,0 +1,96 @@
+"""The one entry point: ``python -m scripts.run [method=..] [backbone=..] [benchmark=..] [key=value ..]``.
+
+Composes conf/config.yaml with Hydra and hands the config to the benchmark's runner
+(``benchmark.runner``, a dotted function path taking the config). Multirun sweeps:
+``python -m scripts.run -m method=reconmem,full backbone=gpt5_mini,deepseek_v32 benchmark=locoeval``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import hydra  # noqa: E402
+from omegaconf import DictConfig, OmegaConf  # noqa: E402
+
+CONFIG_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "conf")
+
+
+def run(cfg: DictConfig) -> dict:
+    """Check the composed config and run the selected benchmark; returns its summary."""
+    from benchmarks.harness import ConfigError, check_api_key
+
+    OmegaConf.set_struct(cfg, True)
+    for option in ("backbone", "user_backbone", "judge_backbone"):
+        if option != "backbone" and not _uses(cfg, option):
+            continue
+        check_api_key(cfg[option], option)
+    runner_path = cfg.benchmark.get("runner")
+    if not runner_path:
+        raise ConfigError(f"benchmark={cfg.benchmark.name}: no benchmark.runner configured")
+    runner = hydra.utils.get_method(runner_path)
+    return runner(cfg)
+
+
+def _uses(cfg: DictConfig, option: str) -> bool:
+    """Whether the benchmark calls the user / judge model (LoCoEval scripted turns need no user model)."""
+    uses = cfg.benchmark.get("uses_backbones")
+    return True if uses is None else option in uses
+
+
+@hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
+def main(cfg: DictConfig) -> None:
+    from benchmarks.harness import ConfigError
+
+    try:
+        summary = run(cfg)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    if summary:
+        import json
+
+        print(json.dumps(summary, indent=2, default=str))
+
+
+def precheck(argv: list[str]) -> str | None:
+    """Compose the config once up front; return a one-line error naming the bad option, if any."""
+    if any(a in ("-m", "--multirun") for a in argv) or any(a.startswith("-") for a in argv):
+        return None  # sweeps and Hydra flags: let Hydra report
+    from hydra import compose, initialize_config_dir
+
+    try:
+        with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+            compose("config", overrides=argv)
+    except Exception as exc:  # noqa: BLE001 - condensed to one line for the user
+        text = str(exc) + ("\n" + str(exc.__cause__) if exc.__cause__ else "")
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        detail = next((ln for ln in lines if ln.startswith("Key ")), "")
+        if detail:
+            detail += "; add a new key with +key=value"
+        options = next((ln for ln in lines if ln.startswith("Available options")), "")
+        msg = lines[0] if lines else type(exc).__name__
+        extra = detail or ""
+        if options:
+            idx = lines.index(options)
+            names = []
+            for ln in lines[idx + 1 :]:
+                if " " in ln or ":" in ln:
+                    break
+                names.append(ln)
+            extra = "available: " + ", ".join(names)
+        return f"{msg}{' (' + extra + ')' if extra else ''}"
+    return None
+
+
+if __name__ == "__main__":
+    problem = precheck(sys.argv[1:])
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        sys.exit(2)
+    main()
