@@ -1,0 +1,58 @@
+"""The unified repository adaptation of the baselines (paper §3.4, LoCoEval protocol).
+
+For each user query, the ``session.repo_context_k`` repository functions most similar to the query
+(embedding similarity, full code) are supplied as extra context. Full, Vanilla RAG, Mem0, MemGPT and
+LD-Agent use it; Mem0^R has its own repository access and ReConMem its own recall.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from reconmem.context import REPO_WIDE, ContextItem, Session
+
+REPO_HEADER = "Repository code that may be relevant to the request:"
+
+
+def code_item(session: Session, path: str, *, source: str, score: float | None = None, text: str | None = None,
+              compression: str = "full") -> ContextItem:
+    """One code entity as a context item; ``text`` defaults to the entity's exact source."""
+    repo = session.repo
+    if repo is None:
+        raise RuntimeError("code_item: the session has no repository index")
+    code = text if text is not None else repo.source(path)
+    meta: dict = {"path": path, "compression": compression}
+    if score is not None:
+        meta["score"] = round(float(score), 6)
+    entity = repo.get(path)
+    if entity is not None:
+        meta["entity_kind"] = entity.kind
+    return ContextItem(kind="code", id=path, text=f"# {path}\n{code}", source=source, meta=meta)
+
+
+def repo_items(session: Session, query: str, k: int | None = None, *, exclude: Iterable[str] = ()) -> list[ContextItem]:
+    """The ``k`` (default ``session.repo_context_k``) functions most similar to ``query``, full code.
+
+    Returns ``[]`` when the session has no repository or ``k <= 0``.
+    """
+    k = session.repo_context_k if k is None else k
+    if session.repo is None or k <= 0 or not query.strip():
+        return []
+    skip = set(exclude)
+    hits = session.repo.search(query, session.embedder, k=k + len(skip), kinds=("function",))
+    items = []
+    for path, score in hits:
+        if path in skip:
+            continue
+        items.append(code_item(session, path, source=REPO_WIDE, score=score))
+        if len(items) >= k:
+            break
+    return items
+
+
+def render_code_block(items: list[ContextItem], header: str = REPO_HEADER) -> str:
+    """The prompt section for code items ('' when there are none)."""
+    code = [i.text for i in items if i.kind == "code"]
+    if not code:
+        return ""
+    return header + "\n\n" + "\n\n".join(code)

@@ -1,0 +1,74 @@
+"""Run directories: atomic writes, the resume rule, id selection, the worker pool."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from benchmarks.runs import RunDir, append_jsonl, atomic_write_json, read_jsonl, run_pool, safe_name, select_ids
+
+
+def test_atomic_write_leaves_no_temp_and_replaces(tmp_path):
+    p = atomic_write_json(tmp_path / "a" / "x.json", {"v": 1})
+    atomic_write_json(p, {"v": 2})
+    assert json.loads(p.read_text()) == {"v": 2}
+    assert [f.name for f in p.parent.iterdir()] == ["x.json"]
+
+
+def test_atomic_write_failure_keeps_old_file(tmp_path):
+    p = atomic_write_json(tmp_path / "x.json", {"v": 1})
+
+    class Boom:
+        def __str__(self):
+            raise RuntimeError("cannot serialise")
+
+    with pytest.raises(RuntimeError):
+        atomic_write_json(p, {"v": Boom()})
+    assert json.loads(p.read_text()) == {"v": 1}
+    assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_resume_rule(tmp_path):
+    run = RunDir(tmp_path / "run")
+    run.write_result("s-ok", {"status": "ok"})
+    run.write_result("s-err", {"status": "error", "error": "boom"})
+    run.write_result("s-init", {"status": "init_failed"})
+    run.sample_dir("s-partial")  # started, killed before result.json
+    assert run.is_done("s-ok") and run.is_done("s-init")
+    assert not run.is_done("s-err") and not run.is_done("s-partial") and not run.is_done("never")
+    assert run.status("s-partial") is None
+    assert {r["sample_id"] for r in run.results()} == {"s-ok", "s-err", "s-init"}
+
+
+def test_truncated_jsonl_line_is_ignored(tmp_path):
+    p = tmp_path / "log.jsonl"
+    append_jsonl(p, {"a": 1})
+    with open(p, "a") as f:
+        f.write('{"a": 2')  # crash mid-write
+    assert read_jsonl(p) == [{"a": 1}]
+
+
+def test_safe_name_is_stable_and_unique():
+    assert safe_name("boltons-1") == "boltons-1"
+    a, b = safe_name("a/b"), safe_name("a:b")
+    assert a != b and "/" not in a and os.sep not in b
+
+
+def test_select_ids():
+    ids = ["a", "b", "c", "d"]
+    assert select_ids(ids, limit=2) == ["a", "b"]
+    assert select_ids(ids, ids=["c", "a"]) == ["a", "c"]
+    with pytest.raises(ValueError, match="run.ids"):
+        select_ids(ids, ids=["zz"])
+
+
+def test_run_pool_isolates_failures():
+    def f(x):
+        if x == 2:
+            raise ValueError("bad")
+        return x * 10
+
+    out = run_pool([1, 2, 3], f, workers=2)
+    assert out[0] == 10 and out[2] == 30 and isinstance(out[1], ValueError)
