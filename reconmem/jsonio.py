@@ -57,18 +57,27 @@ def repair_json(text: str) -> str | None:
         return None
     normalised = _normalise(text[start:])
     end = _balanced_end(normalised)
-    if end is not None:
+    if end is not None:  # complete value: only trailing commas may be fixed
         candidate = _strip_trailing_commas(normalised[:end])
-        if _is_valid(candidate):
-            return candidate
-    # Truncated (or otherwise broken): close what is open, cutting back to member boundaries.
+        return candidate if _is_valid(candidate) else None
+    # Truncated: close what is open, cutting back to member boundaries.
     cuts = _cut_points(normalised)
     attempts = [len(normalised)] + sorted(cuts, reverse=True)
     for cut in attempts[:_MAX_CUT_ATTEMPTS]:
         candidate = _close(normalised[:cut])
         if candidate is not None and _is_valid(candidate):
-            return candidate
+            # a value cut before its first complete member carries nothing: treat as a failure
+            return candidate if _has_content(json.loads(candidate)) else None
     return None
+
+
+def _has_content(value: Any) -> bool:
+    """Whether a value holds any key or scalar (not only nested empty containers)."""
+    if isinstance(value, dict):
+        return bool(value)
+    if isinstance(value, list):
+        return any(_has_content(v) for v in value)
+    return True
 
 
 def extract_fenced_blocks(text: str) -> list[str]:

@@ -1,0 +1,60 @@
+"""Vanilla RAG baseline (paper §3.4, k = 5 following LoCoEval).
+
+Every past user query is embedded; for a new query the top-k most similar past queries are found
+(cosine similarity) and their whole turns (query + response) are prepended as chat history in
+chronological order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from baselines.common import turn_item, turn_messages
+from baselines.repo_context import render_code_block, repo_items
+from reconmem.context import MEMORY, Context, ContextManager, Session, Turn, build_messages
+
+
+class VanillaRAG(ContextManager):
+    """Top-k past turns by query similarity, in chronological order."""
+
+    name = "vanilla_rag"
+
+    def __init__(self, k: int = 5) -> None:
+        super().__init__()
+        if k < 1:
+            raise ValueError(f"method.manager.k must be >= 1, got {k}")
+        self.k = int(k)
+        self.turns: list[Turn] = []
+        self._vectors: list[np.ndarray] = []
+
+    def start(self, session: Session) -> None:
+        super().start(session)
+        self.turns, self._vectors = [], []
+
+    def retrieve(self, query: str) -> list[tuple[Turn, float]]:
+        """The k turns whose user query is most similar to ``query``, oldest first, with scores."""
+        if not self.turns:
+            return []
+        from reconmem.embed import cosine_top_k
+
+        session = self._session()
+        hits = cosine_top_k(session.embedder.encode_one(query), np.vstack(self._vectors), self.k)
+        return sorted(((self.turns[i], float(s)) for i, s in hits), key=lambda ts: ts[0].index)
+
+    def context_for(self, query: str, *, read_only: bool = False) -> Context:
+        session = self._session()
+        retrieved = self.retrieve(query)
+        code = repo_items(session, query)
+        history = [m for t, _ in retrieved for m in turn_messages(t)]
+        messages = build_messages(session.system_prompt, [render_code_block(code)], history, query)
+        items = [turn_item(t, source=MEMORY, score=s) for t, s in retrieved] + code
+        return Context(query=query, messages=messages, items=items, meta={"retrieved_turns": [t.index for t, _ in retrieved]})
+
+    def observe(self, turn: Turn) -> None:
+        self.turns.append(turn)
+        self._vectors.append(np.asarray(self._session().embedder.encode_one(turn.user), dtype=np.float32))
+
+    def state(self) -> dict[str, Any]:
+        return {"method": self.name, "k": self.k, "turns": [t.to_dict() for t in self.turns]}

@@ -1,0 +1,371 @@
+"""GT-item coverage of ReConMem's retrieved contexts (paper §3.3.1 Eq. 11, §4.4, Fig. 6).
+
+For each task-run (one function-generation task of one conversation under one backbone) the task's
+recorded context (``contexts.jsonl``, ``phase == "task"``) is split into three *views*:
+
+* ``original`` — items retrieved through the original query,
+* ``dual``     — items retrieved through the dual (code-draft grounded) query,
+* ``combined`` — both, after removing exact duplicate snippets within each modality
+  (semantic = textual memories, structural = code).
+
+An item's branch comes from its recorded provenance (see :func:`item_branch_map`): the original
+query's branch is the semantic-side retrieval and everything expanded from it; the dual query's
+branch is the code-side retrieval (structural graph and repository-wide) and everything expanded
+from it. Items of neither (recent turns, core memory ...) belong to no view. Neither the task query
+nor the reference code is evidence.
+
+Each view is judged by its own LLM call (:class:`CoverageJudge`, purpose ``coverage_judge``,
+cached like every call of :class:`reconmem.llm.LLMClient`). The judgment must list every GT item
+exactly once; a positive judgment must cite evidence ids that exist in that view — an unknown id
+fails the item. An incomplete answer is retried once with the problems stated; if it is still
+incomplete the view is marked ``complete: false`` and its task-run is left out of the aggregates
+(and counted).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+PURPOSE = "coverage_judge"
+PROMPT_VERSION = "coverage-v1"
+VIEWS = ("original", "dual", "combined")
+BRANCHES = {"original": "original_query", "dual": "dual_query"}
+CATEGORIES = ("only_original", "both", "only_dual", "neither")
+CATEGORY_LABELS = {"only_original": "Original only", "both": "Both", "only_dual": "Dual only", "neither": "Neither"}
+VIEW_LABELS = {"original": "Original-query", "dual": "Dual-query", "combined": "Combined"}
+
+
+# ---------------------------------------------------------------------------- views
+
+# Retrieval routes of ReConMem's initial hits (reconmem.recall) and the branch each belongs to: the
+# original query drives the semantic side, the dual query (or the original query when grounding
+# fails, paper §2.3.2) drives the code side.
+ROUTE_BRANCH = {"semantic": "original_query", "structural_graph": "dual_query", "repo_wide": "dual_query"}
+SOURCE_BRANCH = {"original_query": "original_query", "dual_query": "dual_query", "repo_wide": "dual_query"}
+
+
+def _declared(item: dict[str, Any]) -> set[str] | None:
+    meta = item.get("meta") or {}
+    declared = meta.get("branches", meta.get("branch"))
+    if declared is None:
+        return None
+    if isinstance(declared, str):
+        declared = [declared]
+    return {b for b in declared if b in ROUTE_BRANCH.values()}
+
+
+def item_branch_map(items: Sequence[dict[str, Any]]) -> list[set[str]]:
+    """The retrieval branch(es) of every item of one context, each a subset of
+    {original_query, dual_query}.
+
+    Rules, first match wins: ``meta.branches`` / ``meta.branch`` as declared; the branch of the
+    initial-retrieval routes in ``meta.routes`` (semantic -> original; structural_graph, repo_wide ->
+    dual); for an expansion hit, the branches of the item named by ``meta.via`` (followed
+    recursively); else ``source`` (original_query / dual_query / repo_wide). Items matching none
+    (recent turns, core memory, ...) get the empty set.
+    """
+    by_id: dict[str, int] = {}
+    for i, it in enumerate(items):
+        by_id.setdefault(str(it.get("id")), i)
+    memo: dict[int, set[str]] = {}
+
+    def resolve(i: int, stack: frozenset[int]) -> set[str]:
+        if i in memo:
+            return memo[i]
+        it = items[i]
+        meta = it.get("meta") or {}
+        result = _declared(it)
+        if result is None:
+            routes = meta.get("routes") or []
+            result = {ROUTE_BRANCH[r] for r in routes if r in ROUTE_BRANCH}
+            via = meta.get("via")
+            if via is not None and str(via) in by_id and by_id[str(via)] not in stack:
+                result |= resolve(by_id[str(via)], stack | {i})
+            if not result and it.get("source") in SOURCE_BRANCH:
+                result = {SOURCE_BRANCH[it["source"]]}
+        memo[i] = result
+        return result
+
+    return [resolve(i, frozenset({i})) for i in range(len(items))]
+
+
+def item_branches(item: dict[str, Any]) -> set[str]:
+    """Branches of a single item judged on its own (no ``via`` resolution)."""
+    return item_branch_map([item])[0]
+
+
+def modality(item: dict[str, Any]) -> str:
+    """``structural`` for code entities, ``semantic`` for everything textual."""
+    return "structural" if item.get("kind") == "code" else "semantic"
+
+
+def context_views(context: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The three views of one recorded context; each a list of ``{eid, modality, text, item_id}``.
+
+    Evidence ids are view-local: ``S<n>`` for semantic snippets, ``C<n>`` for code, numbered in
+    context order after removing exact duplicates within each modality.
+    """
+    items = context.get("items") or []
+    branches = item_branch_map(items)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for view in VIEWS:
+        wanted = set(BRANCHES.values()) if view == "combined" else {BRANCHES[view]}
+        seen: set[tuple[str, str]] = set()
+        counters = {"semantic": 0, "structural": 0}
+        snippets = []
+        for it, its_branches in zip(items, branches):
+            if not (its_branches & wanted):
+                continue
+            mod = modality(it)
+            text = str(it.get("text") or "")
+            if not text.strip() or (mod, text) in seen:
+                continue
+            seen.add((mod, text))
+            counters[mod] += 1
+            eid = ("S" if mod == "semantic" else "C") + str(counters[mod])
+            snippets.append({"eid": eid, "modality": mod, "text": text, "item_id": it.get("id")})
+        out[view] = snippets
+    return out
+
+
+# ---------------------------------------------------------------------------- judge
+
+@dataclass
+class ItemJudgement:
+    item_id: str
+    supported: bool
+    evidence: list[str] = field(default_factory=list)
+    problem: str | None = None  # why a claimed support was rejected, or "missing"
+
+
+@dataclass
+class ViewJudgement:
+    view: str
+    supported: list[str]  # GT item ids judged fully supported with valid evidence
+    items: list[ItemJudgement]
+    complete: bool
+    problems: list[str]
+    n_snippets: int
+    attempts: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _system_prompt() -> str:
+    return resources.files("benchmarks.analysis").joinpath("prompts/coverage_judge_system.txt").read_text(encoding="utf-8")
+
+
+def render_request(gt_items: Sequence[dict[str, Any]], snippets: Sequence[dict[str, Any]]) -> str:
+    """The user message: GT items as G1..Gn, then the snippets with their evidence ids."""
+    lines = ["GT items:"]
+    lines += [f"G{i}: {g['text']}" for i, g in enumerate(gt_items, 1)]
+    lines.append("Snippets:")
+    for s in snippets:
+        lines.append(f"{s['eid']}:\n{s['text']}")
+    lines.append(f"Answer with one entry for each of G1..G{len(gt_items)}.")
+    return "\n".join(lines)
+
+
+def validate_judgement(raw: Any, gt_items: Sequence[dict[str, Any]], snippet_ids: Iterable[str],
+                       view: str = "", attempts: int = 1) -> ViewJudgement:
+    """Check a parsed judge answer for completeness and evidence validity (pure function)."""
+    valid_ids = set(snippet_ids)
+    prompt_to_gt = {f"G{i}": str(g["id"]) for i, g in enumerate(gt_items, 1)}
+    problems: list[str] = []
+    fatal = False  # a structural defect: the answer cannot be trusted as a complete judgment
+    entries = raw.get("items") if isinstance(raw, dict) else None
+    if not isinstance(entries, list):
+        problems.append("answer is not an object with an 'items' list")
+        fatal = True
+        entries = []
+    seen: dict[str, ItemJudgement] = {}
+    for e in entries:
+        if not isinstance(e, dict):
+            problems.append(f"entry {e!r} is not an object")
+            fatal = True
+            continue
+        pid = str(e.get("id", "")).strip()
+        if pid not in prompt_to_gt:
+            problems.append(f"unknown GT id {pid!r}")
+            continue
+        if pid in seen:
+            problems.append(f"GT id {pid} judged more than once")
+            fatal = True
+            continue
+        flag = e.get("supported")
+        if isinstance(flag, str) and flag.strip().lower() in ("true", "false"):
+            flag = flag.strip().lower() == "true"
+        if not isinstance(flag, bool):
+            problems.append(f"{pid}: 'supported' must be true or false, got {flag!r}")
+            fatal = True
+            continue
+        evidence = e.get("evidence") or []
+        if isinstance(evidence, str):
+            evidence = [evidence]
+        evidence = [str(x).strip() for x in evidence]
+        judgement = ItemJudgement(item_id=prompt_to_gt[pid], supported=flag, evidence=evidence)
+        if flag:
+            invalid = [x for x in evidence if x not in valid_ids]
+            if not evidence:
+                judgement.supported, judgement.problem = False, "supported without evidence ids"
+            elif invalid:
+                judgement.supported, judgement.problem = False, f"invalid evidence ids {invalid}"
+        seen[pid] = judgement
+    missing = [pid for pid in prompt_to_gt if pid not in seen]
+    if missing:
+        problems.append(f"missing judgments for {missing}")
+    items = [seen.get(pid) or ItemJudgement(item_id=gid, supported=False, problem="missing")
+             for pid, gid in prompt_to_gt.items()]
+    complete = not missing and not fatal
+    return ViewJudgement(view=view, supported=[i.item_id for i in items if i.supported], items=items,
+                         complete=complete, problems=problems, n_snippets=len(valid_ids), attempts=attempts)
+
+
+class CoverageJudge:
+    """Judges one context view against a task's GT items with an LLM (``judge_backbone``)."""
+
+    def __init__(self, llm: Any, *, max_tokens: int = 1024, retries: int = 1) -> None:
+        self.llm = llm
+        self.max_tokens = max_tokens
+        self.retries = retries
+        self.system = _system_prompt()
+
+    def judge_view(self, view: str, gt_items: Sequence[dict[str, Any]], snippets: Sequence[dict[str, Any]]) -> ViewJudgement:
+        if not gt_items:
+            raise ValueError("CoverageJudge.judge_view: a task-run needs at least one GT item")
+        if not snippets:  # nothing retrieved: nothing can be supported, no call needed
+            return validate_judgement({"items": [{"id": f"G{i}", "supported": False, "evidence": []}
+                                                 for i in range(1, len(gt_items) + 1)]}, gt_items, [], view, 0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": self.system},
+                                          {"role": "user", "content": render_request(gt_items, snippets)}]
+        ids = [s["eid"] for s in snippets]
+        result: ViewJudgement | None = None
+        for attempt in range(1, self.retries + 2):
+            raw = self.llm.chat_json(messages, purpose=PURPOSE, max_tokens=self.max_tokens)
+            result = validate_judgement(raw, gt_items, ids, view, attempt)
+            if result.complete:
+                return result
+            messages = [*messages, {"role": "assistant", "content": json.dumps(raw) if raw is not None else "(invalid)"},
+                        {"role": "user", "content": "Your answer was rejected: " + "; ".join(result.problems) +
+                         f". Answer again with JSON only, exactly one entry for each of G1..G{len(gt_items)}."}]
+        assert result is not None
+        return result
+
+    def judge_task_run(self, gt_items: Sequence[dict[str, Any]], context: dict[str, Any]) -> dict[str, ViewJudgement]:
+        views = context_views(context)
+        return {v: self.judge_view(v, gt_items, views[v]) for v in VIEWS}
+
+
+def judge_sample(judge: CoverageJudge, sample: Any, spec: dict[str, Any], *, judge_name: str = "") -> dict[str, Any]:
+    """Coverage record of one sample (``samples/<id>/coverage.json``).
+
+    ``sample`` is a :class:`benchmarks.analysis.records.SampleRecord`; ``spec`` is the LoCoEval sample
+    (``requirements[].gt_items``)."""
+    gt_by_req = {str(r["req_id"]): list(r.get("gt_items") or []) for r in spec.get("requirements") or []}
+    task_contexts: dict[str, dict[str, Any]] = {}
+    for row in sample.contexts():
+        if row.get("phase") == "task" and row.get("req_id") is not None:
+            task_contexts[str(row["req_id"])] = row.get("context") or {}
+    task_runs = []
+    for task in sample.result.get("tasks") or []:
+        req = str(task["req_id"])
+        entry: dict[str, Any] = {"req_id": req, "gt_item_ids": [str(g["id"]) for g in gt_by_req.get(req, [])]}
+        if req not in gt_by_req or not gt_by_req[req]:
+            entry["error"] = f"sample {spec.get('id')}: no gt_items for requirement {req}"
+        elif req not in task_contexts:
+            entry["error"] = f"no task context recorded for {req} in contexts.jsonl"
+        else:
+            views = judge.judge_task_run(gt_by_req[req], task_contexts[req])
+            entry["views"] = {v: j.to_dict() for v, j in views.items()}
+        task_runs.append(entry)
+    return {"sample_id": sample.sample_id, "prompt_version": PROMPT_VERSION, "judge": judge_name,
+            "judge_model": getattr(getattr(judge.llm, "spec", None), "model", None), "task_runs": task_runs}
+
+
+# ---------------------------------------------------------------------------- aggregation
+
+def task_run_coverage(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """Per-task-run coverage fractions and complementarity split; None if not judged."""
+    views = entry.get("views")
+    items = entry.get("gt_item_ids") or []
+    if not views or not items:
+        return None
+    n = len(items)
+    sup = {v: set(views[v]["supported"]) & set(items) for v in VIEWS}
+    o, d = sup["original"], sup["dual"]
+    return {"n_items": n, "complete": all(views[v].get("complete", False) for v in VIEWS),
+            **{f"cov_{v}": len(sup[v]) / n for v in VIEWS},
+            "only_original": len(o - d) / n, "both": len(o & d) / n, "only_dual": len(d - o) / n,
+            "neither": (n - len(o | d)) / n}
+
+
+def coverage_frame(samples: Iterable[Any]) -> "Any":
+    """One row per judged task-run from the samples' ``coverage.json`` (SampleRecords of ok samples)."""
+    import pandas as pd
+
+    rows = []
+    for s in samples:
+        if not s.ok:
+            continue
+        cov = s.coverage()
+        if not cov:
+            continue
+        for entry in cov.get("task_runs") or []:
+            values = task_run_coverage(entry)
+            if values is None:
+                continue
+            rows.append({"benchmark": s.run.benchmark, "backbone": s.run.backbone, "method": s.run.method,
+                         "sample_id": s.sample_id, "req_id": entry["req_id"], "subset": s.result.get("subset"),
+                         "repo_cluster": s.result.get("repo_cluster") or s.result.get("project"), **values})
+    return pd.DataFrame(rows)
+
+
+SUMMARY_METRICS = (*(f"cov_{v}" for v in VIEWS), *CATEGORIES, "combined_minus_original")
+
+
+def coverage_summary(frame: "Any", *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95) -> "Any":
+    """Macro-averaged coverage, complementarity shares and the combined − original gain (all in %),
+    with percentile CIs from one joint repository-cluster bootstrap over complete task-runs."""
+    import pandas as pd
+
+    from benchmarks.analysis.stats import cluster_bootstrap
+
+    cols = ["metric", "estimate", "low", "high", "n_task_runs", "n_clusters", "n_incomplete"]
+    if frame is None or frame.empty:
+        return pd.DataFrame(columns=cols)
+    done = frame[frame["complete"]]
+    n_incomplete = int(len(frame) - len(done))
+    if done.empty:
+        return pd.DataFrame(columns=cols)
+    values = np.column_stack([*(done[f"cov_{v}"] for v in VIEWS), *(done[c] for c in CATEGORIES),
+                              done["cov_combined"] - done["cov_original"]]) * 100
+    ci = cluster_bootstrap(values, done["repo_cluster"].astype(str).to_numpy(), n_resamples=n_resamples, seed=seed,
+                           confidence=confidence)
+    return pd.DataFrame([{"metric": m, "estimate": float(ci.estimate[i]), "low": float(ci.low[i]),
+                          "high": float(ci.high[i]), "n_task_runs": ci.n_units, "n_clusters": ci.n_clusters,
+                          "n_incomplete": n_incomplete} for i, m in enumerate(SUMMARY_METRICS)], columns=cols)
+
+
+def coverage_table(summary: "Any") -> "Any":
+    """The coverage summary as a report table (``coverage.md/.tex/.csv``)."""
+    from benchmarks.analysis.render import Block, Table, fmt_num
+
+    names = {**{f"cov_{v}": f"{VIEW_LABELS[v]} coverage" for v in VIEWS},
+             **{c: f"Share: {CATEGORY_LABELS[c]}" for c in CATEGORIES},
+             "combined_minus_original": "Combined − Original (pp)"}
+    rows = [[names.get(r.metric, r.metric), fmt_num(r.estimate, 2), f"[{r.low:.2f}, {r.high:.2f}]"]
+            for r in summary.itertuples()]
+    notes = []
+    if len(summary):
+        first = summary.iloc[0]
+        notes.append(f"Macro-average over {int(first.n_task_runs)} judged task-runs in {int(first.n_clusters)} "
+                     f"repositories; 95% percentile CIs from repository-cluster bootstrap; "
+                     f"{int(first.n_incomplete)} task-run(s) with an incomplete judgment excluded.")
+    return Table("coverage", "GT-item coverage of the retrieved contexts (%)", summary,
+                 [Block(columns=[("Metric",), ("Value (%)",), ("95% CI",)], rows=rows)], notes)

@@ -1,0 +1,260 @@
+"""Build every table and figure the records allow, plus an index ``report.md`` quoting the manifests.
+
+    from benchmarks.analysis.report import build_report
+    report = build_report(["results/locoeval", "results/cab"], "reports/latest")
+
+Output layout: ``<out>/report.md`` and one folder per benchmark (``<out>/<benchmark>/table1.md``
+...). An artefact whose inputs do not exist is listed under "Not produced" with the reason; an
+artefact whose builder fails is listed with the error and makes ``report.failed`` true.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from benchmarks.analysis import labels
+from benchmarks.analysis.records import CAB, LOCOEVAL, RunSet, load_runs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Artefact:
+    benchmark: str
+    name: str
+    description: str
+    paths: list[Path]
+    markdown: str | None = None  # a table's Markdown, embedded in report.md
+
+
+@dataclass
+class Report:
+    out_dir: Path
+    runs: RunSet
+    artefacts: list[Artefact] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures)
+
+    def files(self) -> list[Path]:
+        return [p for a in self.artefacts for p in a.paths]
+
+
+class Skip(Exception):
+    """Raised by a step when its inputs are absent (not an error)."""
+
+
+def _step(report: Report, benchmark: str, name: str, fn: Callable[[], Artefact | None]) -> None:
+    try:
+        art = fn()
+    except Skip as why:
+        report.skipped.append(f"{benchmark}/{name}: {why}")
+        return
+    except Exception as exc:  # noqa: BLE001 - one broken artefact must not hide the others
+        report.failures.append(f"{benchmark}/{name}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        log.error("report: %s/%s failed: %s", benchmark, name, exc)
+        return
+    if art is not None:
+        report.artefacts.append(art)
+
+
+def _write_csv(frame: Any, path: Path) -> Path:
+    from benchmarks.runs import atomic_write_text
+
+    return atomic_write_text(path, frame.to_csv(index=False))
+
+
+def _table_artefact(benchmark: str, table: Any, out: Path, description: str) -> Artefact:
+    return Artefact(benchmark, table.name, description, table.write(out), table.to_markdown())
+
+
+def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resamples: int, seed: int,
+              embed: Callable | None, tsne: bool) -> None:
+    from benchmarks.analysis import coverage as cov
+    from benchmarks.analysis import figures, tables
+
+    tasks = runs.tasks_frame(benchmark)
+    samples = runs.samples_frame(benchmark, family=LOCOEVAL)
+    methods_present = set(samples["method"]) if not samples.empty else set()
+
+    def need_tasks() -> None:
+        if tasks.empty:
+            raise Skip("no ok LoCoEval samples")
+
+    def t1() -> Artefact:
+        need_tasks()
+        return _table_artefact(benchmark, tables.table1(tasks, samples, n_resamples=n_resamples, seed=seed), out,
+                               "Pass@1 and CR, Δ vs the strongest baseline, paired bootstrap")
+
+    def t3() -> Artefact:
+        if samples.empty or not (samples["status"] == "ok").any():
+            raise Skip("no ok LoCoEval samples")
+        return _table_artefact(benchmark, tables.table3(samples), out, "end-to-end tokens per conversation")
+
+    def t4() -> Artefact:
+        if samples.empty or not ((samples["method"] == labels.PROPOSED) & (samples["status"] == "ok")).any():
+            raise Skip(f"no ok samples of method '{labels.PROPOSED}'")
+        return _table_artefact(benchmark, tables.table4(samples), out, "ReConMem's token breakdown by stage")
+
+    def t6() -> Artefact:
+        if not methods_present & set(labels.ABLATIONS):
+            raise Skip("no ablation runs (reconmem_wo_*)")
+        return _table_artefact(benchmark, tables.table6(tasks, samples), out, "ablations")
+
+    def f5() -> Artefact:
+        ledger = runs.ledger_frame(benchmark, methods=[labels.PROPOSED, "full"])
+        data = figures.per_turn_tokens(ledger)
+        if data.empty:
+            raise Skip("no ledger events of reconmem / full")
+        paths = [_write_csv(data, out / "fig5_per_turn_tokens.csv"), *figures.figure5(data, out)]
+        return Artefact(benchmark, "fig5", "per-turn tokens of ReConMem and Full", paths)
+
+    def f6() -> Artefact:
+        frame = cov.coverage_frame(runs.merged_samples(benchmark))
+        if frame.empty:
+            raise Skip("no coverage.json records (run `make coverage RUNS=...` first)")
+        summary = cov.coverage_summary(frame, n_resamples=n_resamples, seed=seed)
+        if summary.empty:
+            raise Skip("no task-run with a complete coverage judgment")
+        table = cov.coverage_table(summary)
+        paths = [*table.write(out), _write_csv(frame, out / "coverage_task_runs.csv"), *figures.figure6(summary, out)]
+        return Artefact(benchmark, "fig6", "GT-item coverage and complementarity with cluster-bootstrap CIs", paths,
+                        table.to_markdown())
+
+    def f7() -> Artefact:
+        if not tsne:
+            raise Skip("disabled (--no-tsne)")
+        from benchmarks.analysis import tsne as tsne_mod
+
+        items = tsne_mod.retrieved_items(runs.merged_samples(benchmark))
+        if items.empty:
+            raise Skip("no recorded task contexts of reconmem with original/dual-query items")
+        points = tsne_mod.tsne_points(items, embed=embed, seed=seed)
+        if points.empty:
+            raise Skip("fewer than 3 retrieved items per panel")
+        paths = [_write_csv(points.drop(columns=["text"]), out / "fig7_tsne.csv"), *tsne_mod.figure7(points, out)]
+        return Artefact(benchmark, "fig7", "t-SNE of retrieved semantic / structural contexts by query branch", paths)
+
+    def f8() -> Artefact:
+        need_tasks()
+        by_k = figures.pass_by_group(tasks, "k")
+        by_l = figures.pass_by_group(tasks, "l")
+        paths = [_write_csv(by_k, out / "fig8_by_k.csv"), _write_csv(by_l, out / "fig8_by_l.csv"),
+                 *figures.figure8(by_k, by_l, out)]
+        return Artefact(benchmark, "fig8", "Pass@1 by tasks per conversation k and length interval l", paths)
+
+    for name, fn in (("table1", t1), ("table3", t3), ("table4", t4), ("table6", t6), ("fig5", f5), ("fig6", f6),
+                     ("fig7", f7), ("fig8", f8)):
+        _step(report, benchmark, name, fn)
+
+
+def _cab(report: Report, runs: RunSet, benchmark: str, out: Path) -> None:
+    from benchmarks.analysis import cab_tables
+
+    issues = runs.samples_frame(benchmark, family=CAB)
+
+    def t2() -> Artefact:
+        if issues.empty:
+            raise Skip("no CAB records")
+        return _table_artefact(benchmark, cab_tables.table2(issues), out, "CAB correctness, verbosity, turns")
+
+    def t5() -> Artefact:
+        if issues.empty:
+            raise Skip("no CAB records")
+        return _table_artefact(benchmark, cab_tables.table5(issues), out, "CAB tokens per issue and per turn")
+
+    _step(report, benchmark, "table2", t2)
+    _step(report, benchmark, "table5", t5)
+
+
+def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, *, n_resamples: int = 2000,
+                 seed: int = 0, embed: Callable | None = None, tsne: bool = True, command: str | None = None) -> Report:
+    """Load every run under ``paths`` and write all possible artefacts and ``report.md`` to ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = load_runs(paths)
+    report = Report(out_dir=out_dir, runs=runs)
+    if not runs.runs:
+        report.skipped.append(f"no run directories found under {paths}")
+    for b in runs.benchmarks(LOCOEVAL):
+        _locoeval(report, runs, b, out_dir / b, n_resamples=n_resamples, seed=seed, embed=embed, tsne=tsne)
+    for b in runs.benchmarks(CAB):
+        _cab(report, runs, b, out_dir / b)
+    write_index(report, paths, command=command)
+    return report
+
+
+# ---------------------------------------------------------------------------- report.md
+
+def _md(s: Any) -> str:
+    return str(s if s is not None else "—").replace("|", "\\|").replace("\n", " ")
+
+
+def write_index(report: Report, paths: Any, *, command: str | None = None) -> Path:
+    from benchmarks.runs import atomic_write_text
+
+    out = report.out_dir
+    lines = ["# ReConMem harness report", "",
+             f"Generated {datetime.now(timezone.utc).isoformat(timespec='seconds')} by "
+             f"`{command or ' '.join(sys.argv)}` from {', '.join(f'`{p}`' for p in ([paths] if isinstance(paths, (str, Path)) else paths))}.",
+             ""]
+    manifests = report.runs.manifests()
+    lines += ["## Runs", "",
+              "| benchmark | backbone | method | run_id | samples | git_rev | dirty | started | python | command |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for m in manifests:
+        counts = ", ".join(f"{k}: {v}" for k, v in sorted(m["status_counts"].items())) or "none"
+        rev = (m.get("git_rev") or "—")[:12]
+        lines.append("| " + " | ".join(_md(x) for x in (m["benchmark"], m["backbone"], m["method"], m["run_id"], counts,
+                                                          rev, m.get("git_dirty"), m.get("started"), m.get("python"),
+                                                          m.get("command"))) + " |")
+    packages: dict[str, set[str]] = {}
+    checksums: dict[str, set[str]] = {}
+    for m in manifests:
+        for k, v in (m.get("packages") or {}).items():
+            packages.setdefault(k, set()).add(str(v))
+        for k, v in (m.get("data_checksums") or {}).items():
+            checksums.setdefault(k, set()).add(str(v))
+    if packages:
+        lines += ["", "### Package versions (from the run manifests)", "", "| package | version(s) |", "|---|---|"]
+        for k in sorted(packages):
+            vs = sorted(packages[k])
+            lines.append(f"| {_md(k)} | {_md(', '.join(vs))}{' **(differs across runs)**' if len(vs) > 1 else ''} |")
+    if checksums:
+        lines += ["", "### Data checksums (sha256)", "", "| data | checksum(s) |", "|---|---|"]
+        for k in sorted(checksums):
+            vs = sorted(checksums[k])
+            lines.append(f"| {_md(k)} | {_md(', '.join(vs))}{' **(differs across runs)**' if len(vs) > 1 else ''} |")
+    by_bench: dict[str, list[Artefact]] = {}
+    for a in report.artefacts:
+        by_bench.setdefault(a.benchmark, []).append(a)
+    for bench, arts in by_bench.items():
+        lines += ["", f"## {bench}", ""]
+        for a in arts:
+            rel = [p.relative_to(out).as_posix() for p in a.paths]
+            lines += [f"#### {a.name}: {a.description}", "", "Files: " + ", ".join(f"[{r}]({r})" for r in rel), ""]
+            if a.markdown:
+                lines += [a.markdown.replace("### ", "##### ", 1), ""]
+            lines += [f"![{a.name}]({r})" for r in rel if r.endswith(".png")]
+            lines.append("")
+    if report.skipped:
+        lines += ["", "## Not produced", ""] + [f"- {s}" for s in report.skipped]
+    if report.failures:
+        lines += ["", "## Failed", ""]
+        for f in report.failures:
+            head, _, tb = f.partition("\n")
+            lines += [f"- {head}", "", "```", tb.strip(), "```"]
+    if report.runs.warnings:
+        lines += ["", "## Warnings", ""] + [f"- {w}" for w in report.runs.warnings]
+    path = atomic_write_text(out / "report.md", "\n".join(lines).rstrip() + "\n")
+    report.artefacts.append(Artefact("", "index", "report index", [path]))
+    return path

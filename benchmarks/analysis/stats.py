@@ -1,0 +1,124 @@
+"""Bootstrap confidence intervals.
+
+* :func:`cluster_bootstrap` — the paper's two-stage repository-cluster bootstrap (§4.4): draw
+  repositories with replacement, then task-runs with replacement within each drawn repository;
+  percentile interval. With one unit per cluster it reduces to the ordinary bootstrap.
+* :func:`paired_bootstrap` — the difference of two methods' means on the same items (e.g. the
+  Pass@1 difference next to Table 1); items are resampled jointly so the pairing is kept,
+  optionally clustered by repository.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """A point estimate with its percentile bootstrap interval."""
+
+    estimate: Any  # float, or an array for a vector statistic
+    low: Any
+    high: Any
+    n_units: int
+    n_clusters: int
+    n_resamples: int
+    confidence: float
+    distribution: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """mean(a) - mean(b) over paired items, with a percentile interval and a bootstrap p-value."""
+
+    difference: float
+    low: float
+    high: float
+    p_value: float  # two-sided: 2 * min(P*(d <= 0), P*(d >= 0)), capped at 1
+    n_items: int
+    n_clusters: int
+    n_resamples: int
+    confidence: float
+
+
+def _mean0(x: np.ndarray) -> Any:
+    return x.mean(axis=0)
+
+
+def cluster_bootstrap(values: Sequence[Any] | np.ndarray, clusters: Sequence[Any] | None = None, *,
+                      statistic: Callable[[np.ndarray], Any] | None = None, n_resamples: int = 2000,
+                      confidence: float = 0.95, seed: int | np.random.Generator | None = 0,
+                      keep_distribution: bool = False) -> BootstrapCI:
+    """Two-stage cluster bootstrap of ``statistic`` (default: the mean over units, column-wise).
+
+    ``values``: one row per unit (task-run), shape (n,) or (n, k). ``clusters``: the cluster label of
+    each unit (repository id); ``None`` makes every unit its own cluster. Each resample draws as many
+    clusters as there are, with replacement, then for each drawn cluster draws as many of its units
+    as it has, with replacement; ``statistic`` is applied to the stacked rows. The interval is the
+    percentile interval of the resampled statistics (``numpy.percentile``, linear interpolation —
+    the same rule as ``scipy.stats.bootstrap(method="percentile")``).
+    """
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim not in (1, 2) or arr.shape[0] == 0:
+        raise ValueError(f"cluster_bootstrap: values must be a non-empty 1-d or 2-d array, got shape {arr.shape}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"cluster_bootstrap: confidence must be in (0, 1), got {confidence}")
+    if n_resamples < 1:
+        raise ValueError(f"cluster_bootstrap: n_resamples must be >= 1, got {n_resamples}")
+    n = arr.shape[0]
+    labels = np.arange(n) if clusters is None else np.asarray(list(clusters), dtype=object)
+    if len(labels) != n:
+        raise ValueError(f"cluster_bootstrap: {len(labels)} cluster labels for {n} units")
+    stat = statistic or _mean0
+    _, inverse = np.unique(labels.astype(str), return_inverse=True)
+    members = [np.flatnonzero(inverse == c) for c in range(inverse.max() + 1)]
+    n_clusters = len(members)
+    sizes = np.array([len(m) for m in members])
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+    singleton = bool((sizes == 1).all())
+    draws = []
+    for _ in range(n_resamples):
+        picked = rng.integers(0, n_clusters, n_clusters)
+        if singleton:
+            idx = np.concatenate([members[c] for c in picked])
+        else:
+            idx = np.concatenate([members[c][rng.integers(0, sizes[c], sizes[c])] for c in picked])
+        draws.append(np.asarray(stat(arr[idx]), dtype=float))
+    dist = np.stack(draws)
+    alpha = (1 - confidence) / 2
+    low, high = np.percentile(dist, [100 * alpha, 100 * (1 - alpha)], axis=0)
+    estimate = np.asarray(stat(arr), dtype=float)
+
+    def scalar(x: np.ndarray) -> Any:
+        return float(x) if np.ndim(x) == 0 else x
+
+    return BootstrapCI(estimate=scalar(estimate), low=scalar(low), high=scalar(high), n_units=n,
+                       n_clusters=n_clusters, n_resamples=n_resamples, confidence=confidence,
+                       distribution=dist if keep_distribution else None)
+
+
+def paired_bootstrap(a: Sequence[Any], b: Sequence[Any], clusters: Sequence[Any] | None = None, *,
+                     n_resamples: int = 2000, confidence: float = 0.95,
+                     seed: int | np.random.Generator | None = 0) -> PairedDifference:
+    """Paired bootstrap of ``mean(a) - mean(b)`` where ``a[i]`` and ``b[i]`` are the same item.
+
+    Pass booleans (passed / failed) or numbers. ``clusters`` (e.g. repository ids) resamples whole
+    clusters first, as :func:`cluster_bootstrap` does; the difference is in the units of ``a``
+    (multiply by 100 for percentage points of Pass@1).
+    """
+    xa = np.asarray(a, dtype=float)
+    xb = np.asarray(b, dtype=float)
+    if xa.shape != xb.shape or xa.ndim != 1:
+        raise ValueError(f"paired_bootstrap: a and b must be 1-d and aligned, got {xa.shape} and {xb.shape}")
+    ci = cluster_bootstrap(xa - xb, clusters, n_resamples=n_resamples, confidence=confidence, seed=seed,
+                           keep_distribution=True)
+    dist = ci.distribution
+    assert dist is not None
+    p = min(1.0, 2 * min(float(np.mean(dist <= 0)), float(np.mean(dist >= 0))))
+    return PairedDifference(difference=float(ci.estimate), low=float(ci.low), high=float(ci.high), p_value=p,
+                            n_items=ci.n_units, n_clusters=ci.n_clusters, n_resamples=n_resamples,
+                            confidence=confidence)

@@ -1,0 +1,1 @@
+"""Prompt templates of the CAB agents (string.Template files, ``${name}`` placeholders)."""

@@ -1,0 +1,360 @@
+"""CodeAssistBench runner: one conversation per issue, judged, recorded, summarised.
+
+``run_benchmark(cfg)`` is the Hydra entry (``benchmark.runner``); :func:`run_issue` is the pure
+per-issue function (objects in, records out) that tests drive with scripted clients.
+
+Per issue, in ``samples/<task_id>/``: ``conversation.jsonl`` (user / maintainer messages, the
+user's satisfaction status and raw text), ``tool_calls.jsonl``, ``contexts.jsonl`` (what each
+maintainer prompt contained), ``judgment.json``, ``ledger.jsonl`` (every LLM call, tagged
+``role`` = maintainer / memory / user / judge), ``memory.json`` and finally ``result.json``.
+
+Statuses: ``ok`` (judged), ``init_failed`` (repository not initialisable; excluded from the
+denominator, as the paper's 268 of 274), ``docker_unavailable`` (a dockerfile but no engine;
+reported separately), ``judge_error`` (malformed judgment after one retry), ``error`` (anything
+else; retried on resume).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from benchmarks.cab.agents import (
+    FULLY_SATISFIED, JudgeAgent, JudgeError, MaintainerAgent, UserAgent, maintainer_system_prompt,
+)
+from benchmarks.cab.checkout import CheckoutError, prepare_checkout
+from benchmarks.cab.docker_check import DockerUnavailableForIssue, docker_validate
+from benchmarks.cab.loader import CabIssue, load_issues
+from benchmarks.cab.metrics import issue_tokens, summarize, tokens_by_role
+from benchmarks.cab.tools import RepoTools, ToolLimits
+from reconmem.context import ContextManager, Session
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CabSettings:
+    """Protocol knobs (conf/benchmark/cab.yaml)."""
+
+    max_turns: int = 10  # maintainer responses per issue (paper §3.2.2)
+    max_tool_steps: int = 8  # tool rounds per maintainer response
+    maintainer_max_tokens: int | None = 2048
+    user_max_tokens: int | None = None
+    judge_max_tokens: int | None = None
+    repo_context_k: int = 0
+    repo_index: bool = True  # build a RepositoryIndex for Session.repo (ReConMem needs it)
+    tool_limits: ToolLimits = field(default_factory=ToolLimits)
+
+    @classmethod
+    def from_config(cls, bench: Mapping[str, Any]) -> "CabSettings":
+        limits = dict(bench.get("tool_limits") or {})
+        unknown = set(limits) - set(ToolLimits.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"benchmark.tool_limits: unknown key(s) {sorted(unknown)}")
+
+        def opt_int(key: str, default: int | None) -> int | None:
+            v = bench.get(key, default)
+            return None if v is None else int(v)
+
+        return cls(max_turns=int(bench.get("max_turns", 10)), max_tool_steps=int(bench.get("max_tool_steps", 8)),
+                   maintainer_max_tokens=opt_int("maintainer_max_tokens", 2048),
+                   user_max_tokens=opt_int("user_max_tokens", None), judge_max_tokens=opt_int("judge_max_tokens", None),
+                   repo_context_k=int(bench.get("repo_context_k", 0) or 0), repo_index=bool(bench.get("repo_index", True)),
+                   tool_limits=ToolLimits(**limits))
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    from benchmarks.runs import write_jsonl
+
+    write_jsonl(path, rows)
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    from benchmarks.runs import atomic_write_json
+
+    atomic_write_json(path, obj)
+
+
+def _issue_events(ledgers: list[Any], attempt: str) -> list[dict[str, Any]]:
+    seen: set[int] = set()
+    events: list[dict[str, Any]] = []
+    for led in ledgers:
+        if id(led) in seen:
+            continue
+        seen.add(id(led))
+        events.extend(e for e in led.events if e.get("attempt") == attempt)
+    return events
+
+
+# --------------------------------------------------------------------------- one issue
+
+
+def run_issue(
+    issue: CabIssue,
+    *,
+    repo_root: Path,
+    out_dir: Path,
+    maintainer_llm: Any,
+    user_llm: Any,
+    judge_llm: Any,
+    manager: ContextManager,
+    embedder: Any = None,
+    settings: CabSettings | None = None,
+    repo_index_builder: Callable[[Path], Any] | None = None,
+    docker_client_factory: Callable[[], Any] | None = None,
+    checkout_info: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Run one CAB conversation on ``repo_root`` and write its records to ``out_dir``.
+
+    Returns the ``result.json`` payload (``status`` ok / judge_error / docker_unavailable); other
+    failures raise and are recorded as ``error`` by the caller.
+    """
+    from reconmem.llm import UsageLedger
+
+    settings = settings or CabSettings()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    attempt = uuid.uuid4().hex[:12]
+    ledger: UsageLedger = maintainer_llm.ledger
+    ledgers = [maintainer_llm.ledger, user_llm.ledger, judge_llm.ledger]
+    base: dict[str, Any] = {"task_id": issue.task_id, "repo": issue.repo, "commit_id": issue.commit_id,
+                            "language": issue.language, "url": issue.url, "checkout": checkout_info or {}}
+
+    with ledger.tags(sample=issue.task_id, attempt=attempt):
+        if issue.dockerfile:  # needs an engine: checked before spending any tokens
+            try:
+                docker_client = docker_client_factory() if docker_client_factory else None
+                if docker_client is None:
+                    raise DockerUnavailableForIssue("no docker client configured (executor=docker)")
+            except DockerUnavailableForIssue as exc:
+                return {**base, "status": "docker_unavailable", "error": str(exc),
+                        "wall_seconds": time.perf_counter() - started}
+        else:
+            docker_client = None
+
+        tools = RepoTools(repo_root, settings.tool_limits)
+        maintainer = MaintainerAgent(maintainer_llm, manager, tools, max_tool_steps=settings.max_tool_steps,
+                                     max_tokens=settings.maintainer_max_tokens)
+        system_prompt = maintainer_system_prompt(issue, function_calling=maintainer.function_calling,
+                                                 max_tool_steps=settings.max_tool_steps, docker=bool(issue.dockerfile))
+        repo_index = None
+        if settings.repo_index:
+            t0 = time.perf_counter()
+            repo_index = (repo_index_builder or _default_index_builder)(repo_root)
+            base["index_seconds"] = round(time.perf_counter() - t0, 3)
+        session = Session(sample_id=issue.task_id, llm=maintainer_llm, embedder=embedder, repo=repo_index,
+                          system_prompt=system_prompt, context_window=maintainer_llm.context_window,
+                          repo_context_k=settings.repo_context_k,
+                          meta={"no_recall_first_turn": True, "benchmark": "cab", "repo": issue.repo,
+                                "repo_root": str(repo_root)})
+        with ledger.tags(role="memory"):
+            manager.start(session)
+        user = UserAgent(user_llm, issue, max_tokens=settings.user_max_tokens)
+
+        conversation: list[dict[str, Any]] = []  # records
+        chat: list[dict[str, str]] = []  # what the user agent sees
+        tool_rows: list[dict[str, Any]] = []
+        context_rows: list[dict[str, Any]] = []
+        turn_stats: list[dict[str, Any]] = []
+        query = user.opening_message()
+        conversation.append({"turn": 0, "role": "user", "content": query, "opening": True})
+        chat.append({"role": "user", "content": query})
+        final_status = None
+        answer = ""
+        turns = 0
+        for t in range(settings.max_turns):
+            t_turn = time.perf_counter()
+            with ledger.tags(turn=t, role="maintainer"):
+                if t == 0:
+                    mturn = maintainer.respond(query, first_turn=True)
+                else:
+                    with ledger.tags(role="memory"):
+                        ctx = manager.context_for(query)
+                    mturn = maintainer.respond_with_context(query, ctx)
+            with ledger.tags(turn=t, role="memory"):
+                maintainer.observe(t, query, mturn)
+            turns += 1
+            answer = mturn.text
+            conversation.append({"turn": t, "role": "maintainer", "content": answer, "llm_calls": mturn.llm_calls,
+                                 "tool_steps": mturn.tool_steps, "forced_final": mturn.forced_final,
+                                 "protocol_errors": mturn.protocol_errors})
+            chat.append({"role": "assistant", "content": answer})
+            tool_rows.extend({"turn": t, "index": i, **r.record()} for i, r in enumerate(mturn.tool_results))
+            context_rows.append({"turn": t, "recalled": mturn.recalled, **mturn.context.to_dict()})
+            turn_stats.append({"turn": t, "seconds": round(time.perf_counter() - t_turn, 3),
+                               "tool_calls": len(mturn.tool_results)})
+            if t + 1 >= settings.max_turns:
+                break  # no user reply after the last allowed maintainer response
+            with ledger.tags(turn=t, role="user"):
+                reply = user.reply(chat)
+            final_status = reply.status
+            conversation.append({"turn": t + 1, "role": "user", "content": reply.text, "status": reply.status,
+                                 "reason": reply.reason, "status_found": reply.status_found, "raw": reply.raw})
+            if reply.status == FULLY_SATISFIED:
+                break
+            query = reply.text or "(The user replied without a message.)"
+            chat.append({"role": "user", "content": query})
+
+        docker_result = None
+        if docker_client is not None:
+            with ledger.tags(role="judge"):
+                docker_result = docker_validate(docker_client, issue, repo_root, answer)
+        status = "ok"
+        judgment_payload: dict[str, Any]
+        with ledger.tags(role="judge"):
+            try:
+                judgment = JudgeAgent(judge_llm, max_tokens=settings.judge_max_tokens).judge(issue, answer, docker_result)
+                judgment_payload = judgment.to_dict()
+            except JudgeError as exc:
+                status = "judge_error"
+                judgment = None
+                judgment_payload = {"error": str(exc), "raw_outputs": exc.raw_outputs}
+
+    events = _issue_events(ledgers, attempt)
+    tokens = issue_tokens(events)
+    _write_jsonl(out_dir / "conversation.jsonl", conversation)
+    _write_jsonl(out_dir / "tool_calls.jsonl", tool_rows)
+    _write_jsonl(out_dir / "contexts.jsonl", context_rows)
+    _write_json(out_dir / "judgment.json", judgment_payload)
+    _write_jsonl(out_dir / "ledger.jsonl", events)
+    try:
+        _write_json(out_dir / "memory.json", manager.state())
+    except Exception as exc:  # noqa: BLE001 - a method's state() must not lose the judged issue
+        _write_json(out_dir / "memory.json", {"error": f"state() failed: {exc}"})
+    result = {
+        **base,
+        "status": status,
+        "verdict": judgment.verdict if judgment else None,
+        "technical_correctness": judgment.technical_correctness if judgment else None,
+        "verbosity": judgment.verbosity if judgment else None,
+        "alignment": [judgment.alignment_met, judgment.alignment_total] if judgment else None,
+        "judge_attempts": judgment.attempts if judgment else 2,
+        "turns": turns,
+        "final_user_status": final_status,
+        "tokens": tokens,
+        "tokens_by_role": tokens_by_role(events),
+        "llm_calls": len(events),
+        "tool_calls": len(tool_rows),
+        "tool_refusals": sum(1 for r in tool_rows if r["refused"]),
+        "forced_finals": sum(1 for c in conversation if c.get("forced_final")),
+        "turn_stats": turn_stats,
+        "docker": docker_result,
+        "wall_seconds": round(time.perf_counter() - started, 3),
+    }
+    if status == "judge_error":
+        result["error"] = judgment_payload["error"]
+    return result
+
+
+def _default_index_builder(root: Path) -> Any:
+    from reconmem.code.index import RepositoryIndex
+
+    return RepositoryIndex.build(root)
+
+
+class _LazyEmbedder:
+    """Loads the sentence-transformers embedder on first use (Full history never needs it)."""
+
+    def __init__(self, factory: Callable[[], Any]):
+        self._factory = factory
+        self._obj = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._obj is None:
+            self._obj = self._factory()
+        return getattr(self._obj, name)
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _plain(node: Any) -> Any:
+    try:
+        from omegaconf import OmegaConf
+
+        if OmegaConf.is_config(node):
+            return OmegaConf.to_container(node, resolve=True)
+    except ImportError:  # pragma: no cover
+        pass
+    return node
+
+
+def _docker_factory(cfg: Any) -> Callable[[], Any]:
+    def factory() -> Any:
+        from benchmarks.cab.docker_check import docker_client_from_executor
+
+        return docker_client_from_executor(cfg.get("executor"))
+
+    return factory
+
+
+def run_benchmark(cfg: Any) -> dict[str, Any]:
+    """Hydra entry: every selected issue -> records under the run dir; returns the summary."""
+    from benchmarks.harness import build_embedder, build_llm, build_method, resolve_data_path
+    from benchmarks.runs import RunDir, atomic_write_json, run_pool, write_manifest
+    from reconmem.llm import UsageLedger
+
+    bench = cfg.benchmark
+    data_path = resolve_data_path(str(bench.data))
+    issues = load_issues(data_path, languages=_plain(bench.get("languages")), task_ids=_plain(cfg.run.get("ids")),
+                         limit=cfg.run.get("limit"))
+    settings = CabSettings.from_config(_plain(bench))
+    run_dir = RunDir.for_config(cfg)
+    write_manifest(run_dir, cfg, data_files={"cab": data_path})
+    ledger = UsageLedger()
+    maintainer_llm = build_llm(cfg.backbone, cfg, ledger, option="backbone")
+    user_llm = build_llm(cfg.user_backbone, cfg, ledger, option="user_backbone")
+    judge_llm = build_llm(cfg.judge_backbone, cfg, ledger, option="judge_backbone")
+    embedder = _LazyEmbedder(lambda: build_embedder(cfg))
+    local_repos = _plain(bench.get("local_repos")) or {}
+    cache_dir = Path(str(bench.repo_cache)).expanduser()
+    url_template = str(bench.get("repo_url_template") or "https://github.com/{owner}/{name}.git")
+    retry_errors = bool(cfg.run.get("retry_errors", True))
+
+    def one(issue: CabIssue) -> str:
+        status = run_dir.status(issue.task_id)
+        if run_dir.is_done(issue.task_id) or (status == "error" and not retry_errors):
+            return f"skipped:{status}"
+        out_dir = run_dir.reset_sample(issue.task_id)
+        t0 = time.perf_counter()
+        try:
+            root, info = prepare_checkout(issue, cache_dir=cache_dir, local_repos=local_repos,
+                                          url_template=url_template, timeout=float(bench.get("checkout_timeout", 900)))
+        except CheckoutError as exc:
+            run_dir.write_result(issue.task_id, {"task_id": issue.task_id, "repo": issue.repo, "status": "init_failed",
+                                                 "error": str(exc), "commit_id": issue.commit_id,
+                                                 "language": issue.language,
+                                                 "wall_seconds": round(time.perf_counter() - t0, 3)})
+            return "init_failed"
+        try:
+            result = run_issue(issue, repo_root=root, out_dir=out_dir, maintainer_llm=maintainer_llm, user_llm=user_llm,
+                               judge_llm=judge_llm, manager=build_method(cfg), embedder=embedder, settings=settings,
+                               docker_client_factory=_docker_factory(cfg), checkout_info=info)
+        except Exception as exc:  # noqa: BLE001 - recorded; retried on resume
+            log.exception("CAB issue %s failed", issue.task_id)
+            result = {"task_id": issue.task_id, "repo": issue.repo, "status": "error",
+                      "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=20),
+                      "wall_seconds": round(time.perf_counter() - t0, 3)}
+        run_dir.write_result(issue.task_id, result)
+        return result["status"]
+
+    run_pool(issues, one, workers=int(cfg.run.get("workers", 1)), desc=f"cab {cfg.method.name}")
+    selected = {i.task_id for i in issues}
+    records = [r for r in run_dir.results() if r.get("task_id") in selected]
+    summary = {"benchmark": "cab", "method": cfg.method.name, "backbone": cfg.backbone.name,
+               "user_backbone": cfg.user_backbone.name, "judge_backbone": cfg.judge_backbone.name,
+               "issues_selected": len(issues), "data": str(data_path), **summarize(records),
+               "init_failed_ids": sorted(r["task_id"] for r in records if r.get("status") == "init_failed"),
+               "docker_unavailable_ids": sorted(r["task_id"] for r in records if r.get("status") == "docker_unavailable")}
+    atomic_write_json(run_dir.path / "summary.json", summary)
+    return summary

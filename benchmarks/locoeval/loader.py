@@ -1,0 +1,156 @@
+"""Load LoCoEval samples from a local file, a file shipped in a package, or a Hugging Face dataset.
+
+Sources (``cfg.benchmark.samples``):
+
+- a local path: ``.jsonl`` (one sample per line), ``.json`` (a list of samples) or a directory of
+  ``*.json`` / ``*.jsonl`` files;
+- ``package:<package>/<relative path>``, e.g. ``package:benchmarks.locoeval/demo/samples.jsonl``;
+- ``hf:<dataset>[:<split>]`` (default split ``test``) through the ``datasets`` library, which also
+  reads a local dataset directory or its cache.
+
+Rows in the official release's layout (not ours) are converted by
+:func:`benchmarks.locoeval.convert.convert_record` first. Every sample is checked with
+:func:`benchmarks.locoeval.schema.validate_sample`; errors name the file/line, the sample id and
+the field path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from benchmarks.locoeval.schema import Sample, SampleError, parse_sample
+
+
+def _read_json_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(location, object) pairs from a .jsonl / .json file."""
+    text = path.read_text(encoding="utf-8")
+    rows: list[tuple[str, dict[str, Any]]] = []
+    if path.suffix == ".jsonl":
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((f"{path}:{n}", json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise SampleError(f"{path}:{n}: not valid JSON: {exc}") from exc
+        return rows
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SampleError(f"{path}: not valid JSON: {exc}") from exc
+    if isinstance(data, dict):
+        data = data.get("samples", [data])
+    if not isinstance(data, list):
+        raise SampleError(f"{path}: expected a list of samples or an object, got {type(data).__name__}")
+    return [(f"{path}[{i}]", row) for i, row in enumerate(data)]
+
+
+def _package_path(spec: str) -> Path:
+    pkg, _, rel = spec.partition("/")
+    if not pkg or not rel:
+        raise SampleError(f"bad package source {spec!r}: expected package:<package>/<relative path>")
+    try:
+        ref = resources.files(pkg).joinpath(rel)
+    except ModuleNotFoundError as exc:
+        raise SampleError(f"package source {spec!r}: no package {pkg!r}") from exc
+    path = Path(str(ref))
+    if not path.exists():
+        raise SampleError(f"package source {spec!r}: {path} does not exist")
+    return path
+
+
+def _hf_rows(spec: str) -> list[tuple[str, dict[str, Any]]]:
+    import datasets  # heavy: imported lazily
+
+    name, _, split = spec.partition(":")
+    split = split or "test"
+    try:
+        ds = datasets.load_dataset(name, split=split)
+    except Exception as exc:  # noqa: BLE001 - the datasets library raises many types
+        raise SampleError(f"cannot load Hugging Face dataset {name!r} split {split!r}: {exc}") from exc
+    return [(f"hf:{name}:{split}[{i}]", _strip_nones(dict(row))) for i, row in enumerate(ds)]
+
+
+def _strip_nones(value: Any) -> Any:
+    """Arrow tables give every struct all keys (absent ones as None): drop those again."""
+    if isinstance(value, dict):
+        return {k: _strip_nones(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_strip_nones(v) for v in value]
+    return value
+
+
+def read_rows(source: str | Path) -> list[tuple[str, dict[str, Any]]]:
+    """Raw (location, object) rows of a sample source, before validation."""
+    src = str(source)
+    if src.startswith("hf:"):
+        return _hf_rows(src[3:])
+    path = _package_path(src[len("package:"):]) if src.startswith("package:") else Path(src).expanduser()
+    if not path.exists():
+        raise SampleError(f"sample source {src!r} does not exist (set benchmark.samples or LOCOEVAL_SAMPLES)")
+    if path.is_dir():
+        rows: list[tuple[str, dict[str, Any]]] = []
+        for f in sorted(path.iterdir()):
+            if f.suffix in (".json", ".jsonl"):
+                rows.extend(_read_json_rows(f))
+        return rows
+    return _read_json_rows(path)
+
+
+def load_samples(source: str | Path, *, ids: Sequence[str] | None = None, limit: int | None = None,
+                 convert_official: bool = True) -> list[Sample]:
+    """Load, convert (official layout) and validate samples; keep ``ids`` (in file order), then ``limit``."""
+    from benchmarks.locoeval.convert import convert_record, is_official_record
+
+    samples: list[Sample] = []
+    seen: dict[str, str] = {}
+    for where, row in read_rows(source):
+        if not isinstance(row, dict):
+            raise SampleError(f"{where}: expected a JSON object, got {type(row).__name__}")
+        if convert_official and is_official_record(row):
+            row = convert_record(row, where=where)
+        sample = parse_sample(row, where=where)
+        if sample.id in seen:
+            raise SampleError(f"{where}: sample {sample.id!r}: id: duplicate id (first at {seen[sample.id]})")
+        seen[sample.id] = where
+        samples.append(sample)
+    return select(samples, ids=ids, limit=limit)
+
+
+def select(samples: list[Sample], *, ids: Iterable[str] | None = None, limit: int | None = None) -> list[Sample]:
+    """Filter by ids (unknown ids are an error) and cut to ``limit``."""
+    if ids:
+        wanted = [str(i) for i in ids]
+        known = {s.id for s in samples}
+        missing = [i for i in wanted if i not in known]
+        if missing:
+            raise SampleError(f"run.ids: unknown sample ids {missing}; known: {sorted(known)[:10]}...")
+        keep = set(wanted)
+        samples = [s for s in samples if s.id in keep]
+    if limit is not None:
+        if int(limit) < 0:
+            raise SampleError(f"run.limit must be >= 0, got {limit}")
+        samples = samples[: int(limit)]
+    return samples
+
+
+def dump_samples(samples: Iterable[dict[str, Any]], path: str | Path) -> Path:
+    """Write validated sample objects as JSONL (atomic)."""
+    import os
+    import tempfile
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for obj in samples:
+        parse_sample(obj, where=str(path))
+        lines.append(json.dumps(obj, ensure_ascii=False, sort_keys=False))
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + ("\n" if lines else ""))
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,232 @@
+"""LoCoEval metrics as pure functions over run records (ReConMem §3.3, Tables 1/3/4, Figs. 5/8).
+
+Inputs are the records a run writes: ``result.json`` dicts (``results``) and ledger events
+(``ledger.jsonl`` rows, grouped per sample as ``{sample_id: [event, ...]}``). Only
+:func:`read_run`, :func:`summarize_run` and :func:`compression_ratio_between` touch the disk.
+
+Token accounting (paper §3.3): calls that simulate or evaluate -- ``mock_user``, ``judge``,
+``coverage_judge``, ``builder`` -- are excluded everywhere; every other call (response generation
+and any context-management call) counts. CR(M) = cumulative input tokens of Full / of M over the
+same samples; end-to-end tokens = input + output of the counted calls. Cached responses count with
+the usage they had when first computed (a cache hit replays the same prompt).
+Pass@1 is the fraction (0..1) of function-generation tasks whose tests passed, over samples with
+``status: ok``; errored samples are reported separately, never silently counted as failures.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+EXCLUDED_PURPOSES = frozenset({"mock_user", "judge", "coverage_judge", "builder"})
+STAGES = ("turn_generation", "task_generation", "memory_sketching", "memory_update")
+SUBSETS = ("single-hop", "multi-hop")
+LENGTH_BINS = ((30, 40), (40, 50), (50, 60), (60, 70))
+
+Events = Sequence[Mapping[str, Any]]
+
+
+def is_counted(event: Mapping[str, Any]) -> bool:
+    """Whether a ledger event belongs to the evaluated system (not user simulation / judging)."""
+    return event.get("purpose") not in EXCLUDED_PURPOSES
+
+
+def counted(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [e for e in events if is_counted(e)]
+
+
+# ------------------------------------------------------------------------------------- Pass@1
+def ok_results(results: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [r for r in results if r.get("status") == "ok"]
+
+
+def task_outcomes(results: Iterable[Mapping[str, Any]]) -> list[bool]:
+    """One bool per task of the ok samples."""
+    return [bool(t.get("passed")) for r in ok_results(results) for t in r.get("tasks", [])]
+
+
+def pass_at_1(results: Iterable[Mapping[str, Any]], *, subset: str | None = None) -> float | None:
+    """Fraction of passed tasks (0..1) over ok samples, optionally of one subset; None if no task."""
+    rs = [r for r in results if subset is None or r.get("subset") == subset]
+    outcomes = task_outcomes(rs)
+    return sum(outcomes) / len(outcomes) if outcomes else None
+
+
+def pass_at_1_by_subset(results: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """``{"single-hop": .., "multi-hop": .., "overall": ..}``."""
+    out: dict[str, float | None] = {s: pass_at_1(results, subset=s) for s in SUBSETS}
+    out["overall"] = pass_at_1(results)
+    return out
+
+
+def pass_at_1_by(results: Sequence[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any]) -> dict[Any, float | None]:
+    """Pass@1 per group of samples (e.g. ``key=task_count`` or ``key=length_bin``; Fig. 8)."""
+    groups: dict[Any, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in ok_results(results):
+        k = key(r)
+        if k is not None:
+            groups[k].append(r)
+    return {k: pass_at_1(v) for k, v in sorted(groups.items(), key=lambda kv: str(kv[0]))}
+
+
+def task_count(result: Mapping[str, Any]) -> int:
+    """k = number of function-generation tasks in the conversation."""
+    return int(result.get("n_tasks", len(result.get("tasks", []))))
+
+
+def length_bin(result: Mapping[str, Any]) -> str | None:
+    """The paper's conversation-length interval of a sample ([30,40) ... [60,70)), or None."""
+    n = int(result.get("n_turns", 0))
+    for lo, hi in LENGTH_BINS:
+        if lo <= n < hi:
+            return f"[{lo},{hi})"
+    return None
+
+
+# ------------------------------------------------------------------------------------- tokens
+def input_tokens(events: Events) -> int:
+    """Cumulative input tokens of the counted calls (the CR numerator / denominator)."""
+    return sum(int(e.get("input_tokens", 0)) for e in counted(events))
+
+
+def conversation_tokens(events: Events) -> dict[str, int]:
+    """End-to-end tokens of one conversation: ``{"input", "output", "total"}`` of counted calls."""
+    inp = sum(int(e.get("input_tokens", 0)) for e in counted(events))
+    outp = sum(int(e.get("output_tokens", 0)) for e in counted(events))
+    return {"input": inp, "output": outp, "total": inp + outp}
+
+
+def stage_breakdown(events: Events) -> dict[str, int]:
+    """Input+output tokens per stage (Table 4): the four ReConMem stages, ``other`` counted calls, ``total``."""
+    out = {s: 0 for s in STAGES}
+    out["other"] = 0
+    for e in counted(events):
+        tokens = int(e.get("input_tokens", 0)) + int(e.get("output_tokens", 0))
+        out[e["purpose"] if e.get("purpose") in STAGES else "other"] += tokens
+    out["total"] = sum(out[s] for s in (*STAGES, "other"))
+    return out
+
+
+def per_turn_tokens(events: Events) -> dict[int, int]:
+    """Counted input+output tokens per turn index (Fig. 5); events without a turn are skipped."""
+    out: dict[int, int] = defaultdict(int)
+    for e in counted(events):
+        if e.get("turn") is None:
+            continue
+        out[int(e["turn"])] += int(e.get("input_tokens", 0)) + int(e.get("output_tokens", 0))
+    return dict(sorted(out.items()))
+
+
+def mean_per_turn_tokens(ledgers: Mapping[str, Events], *, phase: str | None = "prep") -> dict[int, float]:
+    """Per-turn tokens averaged over conversations that reach the turn (default: preparation turns)."""
+    sums: dict[int, int] = defaultdict(int)
+    counts: dict[int, int] = defaultdict(int)
+    for events in ledgers.values():
+        evs = [e for e in events if phase is None or e.get("phase") == phase]
+        for turn, tok in per_turn_tokens(evs).items():
+            sums[turn] += tok
+            counts[turn] += 1
+    return {t: sums[t] / counts[t] for t in sorted(sums)}
+
+
+def mean_conversation_tokens(ledgers: Mapping[str, Events]) -> dict[str, float] | None:
+    """Average end-to-end tokens per conversation (Table 3) and the stage breakdown (Table 4)."""
+    if not ledgers:
+        return None
+    n = len(ledgers)
+    per = [conversation_tokens(ev) for ev in ledgers.values()]
+    stages = [stage_breakdown(ev) for ev in ledgers.values()]
+    out: dict[str, Any] = {k: sum(p[k] for p in per) / n for k in ("input", "output", "total")}
+    out["stages"] = {k: sum(s[k] for s in stages) / n for k in (*STAGES, "other", "total")}
+    total = out["stages"]["total"]
+    out["stage_share"] = {k: (out["stages"][k] / total if total else 0.0) for k in (*STAGES, "other")}
+    return out
+
+
+def compression_ratio(method_ledgers: Mapping[str, Events], full_ledgers: Mapping[str, Events],
+                      *, sample_ids: Iterable[str] | None = None) -> float | None:
+    """CR(M) = InputTokens(Full) / InputTokens(M) over the samples both runs finished (Eq. 10)."""
+    common = set(method_ledgers) & set(full_ledgers)
+    if sample_ids is not None:
+        common &= set(sample_ids)
+    if not common:
+        return None
+    m = sum(input_tokens(method_ledgers[s]) for s in common)
+    f = sum(input_tokens(full_ledgers[s]) for s in common)
+    return f / m if m else None
+
+
+# ------------------------------------------------------------------------------ run summaries
+def summarize(results: Sequence[Mapping[str, Any]], ledgers: Mapping[str, Events]) -> dict[str, Any]:
+    """The summary of one run from its records (pure)."""
+    oks = ok_results(results)
+    ok_ids = {r["sample_id"] for r in oks}
+    ok_ledgers = {k: v for k, v in ledgers.items() if k in ok_ids}
+    return {
+        "n_samples": len(results),
+        "n_ok": len(oks),
+        "n_error": sum(1 for r in results if r.get("status") == "error"),
+        "n_tasks": len(task_outcomes(results)),
+        "n_passed": sum(task_outcomes(results)),
+        "pass_at_1": pass_at_1_by_subset(results),
+        "pass_at_1_by_task_count": {str(k): v for k, v in pass_at_1_by(results, task_count).items()},
+        "pass_at_1_by_length": pass_at_1_by(results, length_bin),
+        "tokens_per_conversation": mean_conversation_tokens(ok_ledgers),
+        "input_tokens_total": sum(input_tokens(v) for v in ok_ledgers.values()),
+        "wall_seconds_total": round(sum(float(r.get("wall_seconds") or 0) for r in results), 3),
+        "errors": [{"sample_id": r["sample_id"], "error": r.get("error")} for r in results if r.get("status") == "error"],
+    }
+
+
+def read_run(run_path: str | Path, *, sample_ids: Iterable[str] | None = None) -> dict[str, Any]:
+    """``{"results": [...], "ledgers": {sample_id: events}}`` from a run directory."""
+    run_path = Path(run_path)
+    wanted = set(sample_ids) if sample_ids is not None else None
+    results: list[dict[str, Any]] = []
+    ledgers: dict[str, list[dict[str, Any]]] = {}
+    samples = run_path / "samples"
+    if not samples.is_dir():
+        return {"results": results, "ledgers": ledgers}
+    for d in sorted(samples.iterdir()):
+        rp = d / "result.json"
+        if not rp.exists():
+            continue
+        try:
+            res = json.loads(rp.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            continue
+        if wanted is not None and res.get("sample_id") not in wanted:
+            continue
+        results.append(res)
+        events = []
+        lp = d / "ledger.jsonl"
+        if lp.exists():
+            for line in lp.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    try:
+                        events.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        continue
+        ledgers[res["sample_id"]] = events
+    return {"results": results, "ledgers": ledgers}
+
+
+def summarize_run(run_path: str | Path, *, sample_ids: Iterable[str] | None = None) -> dict[str, Any]:
+    """:func:`summarize` over a run directory's records."""
+    rec = read_run(run_path, sample_ids=sample_ids)
+    return summarize(rec["results"], rec["ledgers"])
+
+
+def compression_ratio_between(method_run: str | Path, full_run: str | Path, *,
+                              sample_ids: Iterable[str] | None = None) -> float | None:
+    """CR of the method run against a Full run (same backbone), over their common ok samples."""
+    ids = list(sample_ids) if sample_ids is not None else None
+    a, b = read_run(method_run, sample_ids=ids), read_run(full_run, sample_ids=ids)
+    ok_a = {r["sample_id"] for r in ok_results(a["results"])}
+    ok_b = {r["sample_id"] for r in ok_results(b["results"])}
+    common = ok_a & ok_b
+    return compression_ratio({k: v for k, v in a["ledgers"].items() if k in common},
+                             {k: v for k, v in b["ledgers"].items() if k in common})

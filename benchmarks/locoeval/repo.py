@@ -1,0 +1,173 @@
+"""Repository snapshots for LoCoEval samples, with the sample's target functions blanked.
+
+Why blank: the repository index every method retrieves from is built over the snapshot, and the
+snapshot contains the reference implementation of every target function. Left as is, repository
+retrieval (ReConMem's structural search, the baselines' unified top-k adaptation) would hand the
+reference solution to the model and Pass@1 would measure retrieval, not context management. So the
+runner indexes a COPY of the snapshot in which each target's body (after its docstring) is
+replaced by ``raise NotImplementedError`` -- the same blanking DevEval's oracle uses. Signatures
+and docstrings stay, as they would in a real repository where the function is still to be
+written. Tests are judged on the pristine snapshot by the Pass@1 layer, not on this copy.
+
+Blanked copies are cached under ``<cache>/locoeval/blanked/<key>`` (key = snapshot path + target
+namespaces), built atomically, and never modified afterwards.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+BLANK_STATEMENT = "raise NotImplementedError"
+_BUILD_LOCK = threading.Lock()
+_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".tox", ".mypy_cache", ".pytest_cache")
+
+
+class BlankingError(ValueError):
+    """A target function could not be located for blanking; the message names file and namespace."""
+
+
+def snapshot_root(repo_spec: Mapping[str, Any]) -> Path:
+    """The pristine repository tree of a sample (never modified)."""
+    from benchmarks.deveval.providers import get_snapshot
+
+    return Path(get_snapshot(dict(repo_spec)))
+
+
+def resolve_file(root: Path, completion_path: str, project_path: str = "") -> Path:
+    """The target file in the tree: ``completion_path`` relative to the repository root; a
+    DevEval-style path (``<Topic>/<Project>/...``, relative to Source_Code) is accepted too."""
+    rel = completion_path.lstrip("/")
+    candidates = [rel]
+    if project_path and rel.startswith(project_path.rstrip("/") + "/"):
+        candidates.append(rel[len(project_path.rstrip("/")) + 1:])
+    parts = Path(rel).parts
+    candidates += [str(Path(*parts[i:])) for i in range(1, len(parts))]
+    for cand in candidates:
+        p = root / cand
+        if p.is_file():
+            return p
+    raise FileNotFoundError(f"completion_path {completion_path!r} not found under {root}")
+
+
+def _qualname(namespace: str, file_rel: str) -> list[str]:
+    """``boltons.mathutils.clamp`` + ``boltons/mathutils.py`` -> ``["clamp"]`` (Class.method -> 2 parts)."""
+    mod_parts = list(Path(file_rel).with_suffix("").parts)
+    if mod_parts and mod_parts[-1] == "__init__":
+        mod_parts = mod_parts[:-1]
+    ns = namespace.split(".")
+    for start in range(len(mod_parts)):
+        module = mod_parts[start:]
+        if ns[: len(module)] == module and len(ns) > len(module):
+            return ns[len(module):]
+    return ns[-2:] if len(ns) > 2 else ns[-1:]
+
+
+def find_function(tree: ast.Module, qual: list[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The (possibly nested in classes) function definition named by ``qual``; last one wins."""
+    scope: list[ast.stmt] = list(tree.body)
+    node: ast.AST | None = None
+    for i, name in enumerate(qual):
+        want = (ast.FunctionDef, ast.AsyncFunctionDef) if i == len(qual) - 1 else (ast.ClassDef,)
+        found = [n for n in _walk_defs(scope) if isinstance(n, want) and n.name == name]
+        if not found:
+            return None
+        node = found[-1]
+        scope = list(node.body)  # type: ignore[attr-defined]
+    return node  # type: ignore[return-value]
+
+
+def _walk_defs(stmts: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """Definitions at this level, including inside if/try blocks (e.g. ``if PY3: def f``)."""
+    for s in stmts:
+        yield s
+        for attr in ("body", "orelse", "finalbody"):
+            if isinstance(s, (ast.If, ast.Try)) and hasattr(s, attr):
+                yield from _walk_defs(getattr(s, attr))
+        if isinstance(s, ast.Try):
+            for h in s.handlers:
+                yield from _walk_defs(h.body)
+
+
+def body_span(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int, int]:
+    """(first body line after the docstring, last line, indent column) -- 1-based inclusive."""
+    body = func.body
+    first = body[0]
+    has_doc = isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) \
+        and isinstance(first.value.value, str)
+    indent = first.col_offset
+    if has_doc and len(body) > 1:
+        start = body[1].lineno
+        start = min([start, *(d.lineno for d in getattr(body[1], "decorator_list", []))])
+    elif has_doc:
+        start = first.end_lineno + 1  # type: ignore[operator]
+    else:
+        start = first.lineno
+    return start, func.end_lineno or start, indent  # type: ignore[return-value]
+
+
+def blank_source(source: str, qualnames: list[list[str]], *, filename: str = "<file>") -> str:
+    """``source`` with each function's body replaced by ``raise NotImplementedError``."""
+    tree = ast.parse(source, filename=filename)
+    lines = source.splitlines(keepends=True)
+    spans = []
+    for qual in qualnames:
+        func = find_function(tree, qual)
+        if func is None:
+            raise BlankingError(f"{filename}: no function {'.'.join(qual)} to blank")
+        spans.append(body_span(func))
+    for start, end, indent in sorted(spans, reverse=True):
+        if start > end:  # docstring-only body: add the raise after it
+            lines[end:end] = [" " * indent + BLANK_STATEMENT + "\n"]
+        else:
+            lines[start - 1:end] = [" " * indent + BLANK_STATEMENT + "\n"]
+    out = "".join(lines)
+    ast.parse(out, filename=filename)  # the blanked file must still be valid Python
+    return out
+
+
+def blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path, project_path: str = "") -> Path:
+    """A cached copy of ``root`` with ``targets`` ``[(namespace, completion_path)]`` blanked."""
+    with _BUILD_LOCK:
+        return _blanked_copy(root, targets, cache_dir=cache_dir, project_path=project_path)
+
+
+def _blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path, project_path: str) -> Path:
+    key_src = json.dumps({"root": str(root.resolve()), "targets": sorted(targets), "v": 1}, sort_keys=True)
+    key = hashlib.sha256(key_src.encode()).hexdigest()[:16]
+    dest = cache_dir / "locoeval" / "blanked" / f"{root.name}-{key}"
+    if (dest / ".locoeval_blanked.json").exists():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=dest.name + ".tmp"))
+    try:
+        work = tmp / "tree"
+        shutil.copytree(root, work, ignore=_IGNORE, symlinks=True)
+        by_file: dict[Path, list[tuple[str, list[str]]]] = {}
+        for namespace, completion_path in targets:
+            f = resolve_file(work, completion_path, project_path)
+            rel = f.relative_to(work).as_posix()
+            by_file.setdefault(f, []).append((namespace, _qualname(namespace, rel)))
+        for f, items in by_file.items():
+            try:
+                new = blank_source(f.read_text(encoding="utf-8"), [q for _, q in items], filename=str(f))
+            except BlankingError as exc:
+                raise BlankingError(f"{exc} (namespaces {[n for n, _ in items]})") from exc
+            f.write_text(new, encoding="utf-8")
+        (work / ".locoeval_blanked.json").write_text(json.dumps({"root": str(root), "targets": targets}, indent=1))
+        try:
+            os.replace(work, dest)
+        except OSError:
+            if not (dest / ".locoeval_blanked.json").exists():  # a concurrent builder finished first: keep its copy
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest

@@ -1,0 +1,353 @@
+"""LoCoEval runner: preparation dialogue, then read-only function-generation tasks, per sample.
+
+Protocol (ReConMem §3.5, LoCoEval): for each sample
+
+1. the repository index is built over a copy of the snapshot with the sample's target functions
+   blanked (see :mod:`benchmarks.locoeval.repo` for why) and cached;
+2. ``cm.start(Session(...))`` with the benchmark's response-generation prompt, the backbone's
+   context window and ``benchmark.repo_context_k`` (the baselines' unified repository adaptation);
+3. preparation dialogue, every outline step in order: the mock user writes the query (scripted
+   steps verbatim), ``cm.respond(query, purpose="turn_generation")``, then ``cm.observe(Turn)``;
+4. each function-generation task independently: ``cm.respond(task_query,
+   purpose="task_generation", read_only=True)``, never observed; the memory state
+   (``cm.state()``) is compared before and after every task and a change is an error;
+5. the reply's code is judged by the DevEval Pass@1 layer on the pristine snapshot.
+
+Records (``results/<benchmark>/<backbone>/<method>/<run_id>/samples/<id>/``) are appended turn
+by turn; ``result.json`` is written last, so a killed run leaves the sample unfinished and the
+next run redoes it from the start while skipping finished ones (errored ones are retried).
+Every LLM call is tagged in the ledger with ``sample``, ``turn``, ``phase`` (prep|task) and
+``role`` (user|assistant|memory).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from benchmarks.locoeval.loader import load_samples
+from benchmarks.locoeval.mock_user import MockUser
+from benchmarks.locoeval.prompts import load as load_prompt
+from benchmarks.locoeval.prompts import render
+from benchmarks.locoeval.schema import Requirement, Sample
+from reconmem.context import ContextManager, Session, Turn
+
+# Evaluator: (requirement, reply_text) -> {"outcome", "passed", "log", "seconds", "completion"}
+Evaluator = Callable[[Requirement, str], dict[str, Any]]
+
+
+class ReadOnlyViolation(RuntimeError):
+    """A method changed its memory while answering a read-only function-generation task."""
+
+
+class BudgetedLLM:
+    """Proxy over an LLM client that sets default ``max_tokens`` per purpose.
+
+    Methods call ``session.llm.chat(..., purpose="turn_generation")`` without a token budget; the
+    benchmark's ``turn_max_tokens`` / ``task_max_tokens`` apply through this proxy. Everything else
+    (ledger, cache, count_tokens, chat_json, context_window ...) is the wrapped client's.
+    """
+
+    def __init__(self, llm: Any, budgets: Mapping[str, int | None]) -> None:
+        self._llm = llm
+        self._budgets = {k: int(v) for k, v in budgets.items() if v}
+
+    def chat(self, messages: Any, *, purpose: str, max_tokens: int | None = None, **kw: Any) -> Any:
+        if max_tokens is None:
+            max_tokens = self._budgets.get(purpose)
+        return self._llm.chat(messages, purpose=purpose, max_tokens=max_tokens, **kw)
+
+    @property
+    def wrapped(self) -> Any:
+        return self._llm
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
+
+
+def task_query(sample: Sample, req: Requirement, query: str) -> str:
+    """The function-generation query: the sample's query + target file and exact signature."""
+    return render("task_query", query=query.strip(), name=req.function_name, file=display_path(sample, req),
+                  signature=_dedent_signature(req.signature))
+
+
+def display_path(sample: Sample, req: Requirement) -> str:
+    """The target file relative to the repository root (DevEval's project prefix removed)."""
+    prefix = sample.project_path.rstrip("/") + "/"
+    return req.completion_path[len(prefix):] if req.completion_path.startswith(prefix) else req.completion_path
+
+
+def _dedent_signature(sig: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(sig).rstrip()
+
+
+def memory_fingerprint(cm: ContextManager) -> str:
+    """A canonical string of the method's memory state (read-only checks)."""
+    return json.dumps(cm.state(), sort_keys=True, default=str, ensure_ascii=False)
+
+
+_INDEX_CACHE: dict[str, Any] = {}
+_INDEX_LOCK = threading.Lock()
+
+
+def sample_index(sample: Sample, cache_dir: Path) -> Any:
+    """The RepositoryIndex over the sample's blanked snapshot copy (built once per process)."""
+    from benchmarks.locoeval.repo import blanked_copy, snapshot_root
+
+    root = snapshot_root(sample.repo_spec)
+    targets = [(r.namespace, r.completion_path) for r in sample.requirements]
+    blanked = blanked_copy(root, targets, cache_dir=Path(cache_dir), project_path=sample.project_path)
+    key = str(blanked)
+    with _INDEX_LOCK:
+        if key not in _INDEX_CACHE:
+            from reconmem.code import RepositoryIndex
+
+            _INDEX_CACHE[key] = RepositoryIndex.build(blanked)
+        return _INDEX_CACHE[key]
+
+
+def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, evaluate: Evaluator,
+               out_dir: str | Path, user: MockUser | None = None, repo_index: Any = None,
+               system_prompt: str | None = None, repo_context_k: int = 0,
+               turn_max_tokens: int | None = None, task_max_tokens: int | None = None,
+               context_window: int | None = None, progress: bool = True) -> dict[str, Any]:
+    """Run one sample end to end and write its records into ``out_dir``; return the result dict.
+
+    Raises on any failure (the caller records ``status: error``). ``result.json`` is NOT written
+    here -- the caller writes it last (its presence marks the sample finished).
+    """
+    from benchmarks.runs import append_jsonl, atomic_write_json, write_jsonl
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("conversation.jsonl", "contexts.jsonl", "ledger.jsonl", "memory.json", "tests.json"):
+        (out / name).unlink(missing_ok=True)
+    started = time.perf_counter()
+    ledger = llm.ledger
+    user = user or MockUser(None)
+    budgeted = BudgetedLLM(llm, {"turn_generation": turn_max_tokens, "task_generation": task_max_tokens})
+    session = Session(
+        sample_id=sample.id, llm=budgeted, embedder=embedder, repo=repo_index,
+        system_prompt=system_prompt or load_prompt("response_system"),
+        context_window=int(context_window or llm.context_window), repo_context_k=int(repo_context_k),
+        meta={"benchmark": "locoeval", "subset": sample.subset, "project": sample.project_path},
+    )
+    n_turns, n_tasks = len(sample.outline), len(sample.tasks)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n_turns + n_tasks, desc=f"  {sample.id}", unit="turn", leave=False, dynamic_ncols=True)
+    tests: list[dict[str, Any]] = []
+    try:
+        with ledger.tags(sample=sample.id):
+            cm.start(session)
+            previous: str | None = None
+            for step in sample.outline:
+                with ledger.tags(turn=step.turn, phase="prep"):
+                    with ledger.tags(role="user"):
+                        query = user.query_for(sample, step, previous)
+                    with ledger.tags(role="assistant"):
+                        reply = cm.respond(query, purpose="turn_generation")
+                    row = {"turn": step.turn, "phase": "prep", "kind": step.kind}
+                    if step.req_id:
+                        row["req_id"] = step.req_id
+                    append_jsonl(out / "conversation.jsonl", {**row, "user": query, "assistant": reply.text})
+                    append_jsonl(out / "contexts.jsonl", {"turn": step.turn, "phase": "prep",
+                                                          **({"req_id": step.req_id} if step.req_id else {}),
+                                                          "context": reply.context.to_dict()})
+                    with ledger.tags(role="memory"):
+                        cm.observe(Turn(index=step.turn, user=query, assistant=reply.text,
+                                        meta={"kind": step.kind, "req_id": step.req_id, "phase": "prep"}))
+                previous = reply.text
+                if bar:
+                    bar.update(1)
+            state = cm.state()
+            atomic_write_json(out / "memory.json", state)
+            before = json.dumps(state, sort_keys=True, default=str, ensure_ascii=False)
+
+            for k, task in enumerate(sample.tasks, 1):
+                req = sample.requirement(task.req_id)
+                turn_no = n_turns + k
+                query = task_query(sample, req, task.query)
+                with ledger.tags(turn=turn_no, phase="task", req_id=req.req_id, role="assistant"):
+                    reply = cm.respond(query, purpose="task_generation", read_only=True)
+                after = memory_fingerprint(cm)
+                if after != before:
+                    raise ReadOnlyViolation(f"sample {sample.id!r}: {type(cm).__name__} changed its memory while "
+                                            f"answering read-only task {req.req_id} ({req.namespace})")
+                append_jsonl(out / "conversation.jsonl", {"turn": turn_no, "phase": "task", "kind": task.kind,
+                                                          "req_id": req.req_id, "user": query, "assistant": reply.text})
+                append_jsonl(out / "contexts.jsonl", {"turn": turn_no, "phase": "task", "req_id": req.req_id,
+                                                      "context": reply.context.to_dict()})
+                verdict = dict(evaluate(req, reply.text))
+                tests.append({"req_id": req.req_id, "namespace": req.namespace,
+                              "outcome": verdict.get("outcome"), "passed": bool(verdict.get("passed")),
+                              "log": verdict.get("log", ""), "seconds": verdict.get("seconds"),
+                              "completion": verdict.get("completion")})
+                atomic_write_json(out / "tests.json", tests)
+                if bar:
+                    bar.update(1)
+    finally:
+        if bar:
+            bar.close()
+        write_jsonl(out / "ledger.jsonl", _sample_events(ledger, sample.id))
+    return {
+        "status": "ok", "error": None, "subset": sample.subset, "project": sample.project_path,
+        "repo_cluster": sample.repo_cluster, "n_turns": n_turns, "n_tasks": n_tasks,
+        "wall_seconds": round(time.perf_counter() - started, 3),
+        "tasks": [{"req_id": t["req_id"], "namespace": t["namespace"], "outcome": t["outcome"], "passed": t["passed"]}
+                  for t in tests],
+    }
+
+
+LEDGER_FIELDS = ("purpose", "input_tokens", "output_tokens", "cached", "model", "seconds", "sample", "turn", "phase", "role")
+
+
+def _sample_events(ledger: Any, sample_id: str) -> list[dict[str, Any]]:
+    rows = []
+    for e in ledger.events:
+        if e.get("sample") != sample_id:
+            continue
+        row = {k: e.get(k) for k in LEDGER_FIELDS}
+        if e.get("req_id") is not None:
+            row["req_id"] = e["req_id"]
+        rows.append(row)
+    return rows
+
+
+# ------------------------------------------------------------------------------ whole benchmark
+def _import(path: str) -> Any:
+    import hydra.utils
+
+    return hydra.utils.get_method(path) if ":" not in path else _import_colon(path)
+
+
+def _import_colon(path: str) -> Any:
+    import importlib
+
+    mod, _, attr = path.partition(":")
+    return getattr(importlib.import_module(mod), attr)
+
+
+def build_evaluator(cfg: Any, sample: Sample, executor_box: dict[str, Any]) -> Evaluator:
+    """``(req, reply) -> verdict`` for one sample: the DevEval Pass@1 layer, or ``benchmark.evaluator``
+    (a dotted function with evaluate_completion's signature; used by tests)."""
+    custom = cfg.benchmark.get("evaluator")
+    if custom:
+        fn = _import(str(custom))
+    else:
+        from benchmarks.deveval.evaluate import evaluate_completion as fn
+    manifest = cfg.benchmark.get("sources_manifest")
+
+    def evaluate(req: Requirement, reply_text: str) -> dict[str, Any]:
+        if "executor" not in executor_box:
+            with _INDEX_LOCK:
+                if "executor" not in executor_box:
+                    executor_box["executor"] = None if custom else _build_executor(cfg)
+        return fn(req.namespace, reply_text, repo_spec=sample.repo_spec, executor=executor_box["executor"],
+                  manifest=manifest)
+
+    return evaluate
+
+
+def _build_executor(cfg: Any) -> Any:
+    from benchmarks.sandbox import build_executor
+
+    return build_executor(cfg.executor)
+
+
+def _samples_source(cfg: Any) -> str:
+    src = str(cfg.benchmark.samples)
+    return src
+
+
+def run_benchmark(cfg: Any) -> dict[str, Any]:
+    """Run LoCoEval for ``cfg.method`` x ``cfg.backbone`` over ``cfg.benchmark.samples``; resume-safe.
+
+    Returns (and writes as summary.json) the run's summary: Pass@1 per subset, tokens, and CR when
+    a Full run of the same backbone and run id exists.
+    """
+    from omegaconf import OmegaConf
+
+    from benchmarks import harness, runs
+    from benchmarks.locoeval import metrics
+    from reconmem.llm import UsageLedger
+
+    bench = cfg.benchmark
+    ids = list(cfg.run.ids) if cfg.run.get("ids") else None
+    samples = load_samples(_samples_source(cfg), ids=ids, limit=cfg.run.get("limit"))
+    run_dir = runs.RunDir.for_config(cfg)
+    data_files = {}
+    if not str(bench.samples).startswith("hf:"):
+        data_files["samples"] = harness.resolve_data_path(str(bench.samples))
+    runs.write_manifest(run_dir, cfg, data_files=data_files)
+
+    retry = bool(cfg.run.get("retry_errors", True))
+    todo = [s for s in samples if not run_dir.is_done(s.id) and (retry or run_dir.status(s.id) != "error")]
+    skipped = len(samples) - len(todo)
+    if skipped:
+        print(f"locoeval: {skipped} finished sample(s) skipped, {len(todo)} to run in {run_dir.path}")
+
+    ledger = UsageLedger()
+    llm = harness.build_llm(cfg.backbone, cfg, ledger) if todo else None
+    user_llm = None
+    if any(not st.scripted for s in todo for st in s.outline):
+        same = OmegaConf.to_container(cfg.user_backbone, resolve=True) == OmegaConf.to_container(cfg.backbone, resolve=True)
+        user_llm = llm if same else harness.build_llm(cfg.user_backbone, cfg, ledger, option="user_backbone")
+    embedder = harness.build_embedder(cfg) if todo else None
+    cache_dir = Path(str(cfg.cache.dir)).expanduser()
+    executor_box: dict[str, Any] = {}
+    user_max = int(bench.get("user_max_tokens", 200) or 200)
+    workers = max(1, int(cfg.run.get("workers", 1) or 1))
+    cap = bench.get("max_workers")
+    if cap:
+        workers = min(workers, int(cap))
+
+    def work(sample: Sample) -> dict[str, Any]:
+        out = run_dir.reset_sample(sample.id)
+        t0 = time.perf_counter()
+        try:
+            result = run_sample(
+                sample, cm=harness.build_method(cfg), llm=llm, embedder=embedder,
+                evaluate=build_evaluator(cfg, sample, executor_box), out_dir=out,
+                user=MockUser(user_llm, max_tokens=user_max), repo_index=sample_index(sample, cache_dir),
+                system_prompt=_system_prompt(bench), repo_context_k=int(bench.get("repo_context_k", 0) or 0),
+                turn_max_tokens=bench.get("turn_max_tokens"), task_max_tokens=bench.get("task_max_tokens"),
+                progress=bool(bench.get("progress", True)),
+            )
+        except Exception as exc:  # noqa: BLE001 - recorded, retried on the next run
+            runs.atomic_write_text(out / "error.txt", traceback.format_exc())
+            result = {"status": "error", "error": f"{type(exc).__name__}: {exc}", "subset": sample.subset,
+                      "project": sample.project_path, "repo_cluster": sample.repo_cluster,
+                      "n_turns": len(sample.outline), "n_tasks": len(sample.tasks),
+                      "wall_seconds": round(time.perf_counter() - t0, 3), "tasks": []}
+        run_dir.write_result(sample.id, result)
+        return result
+
+    if todo:
+        runs.run_pool(todo, work, workers=workers, desc=f"locoeval {cfg.method.name}/{cfg.backbone.name}")
+
+    summary = metrics.summarize_run(run_dir.path, sample_ids=[s.id for s in samples])
+    summary.update({"benchmark": str(bench.name), "method": str(cfg.method.name), "backbone": str(cfg.backbone.name),
+                    "run_id": str(cfg.run.run_id), "run_dir": str(run_dir.path)})
+    full_dir = run_dir.path.parent.parent / "full" / run_dir.path.name
+    if str(cfg.method.name) != "full" and (full_dir / "samples").is_dir():
+        summary["cr"] = metrics.compression_ratio_between(run_dir.path, full_dir, sample_ids=[s.id for s in samples])
+        summary["cr_reference"] = str(full_dir)
+    elif str(cfg.method.name) == "full":
+        summary["cr"] = 1.0
+    runs.atomic_write_json(run_dir.path / "summary.json", summary)
+    return summary
+
+
+def _system_prompt(bench: Any) -> str:
+    name = bench.get("response_prompt") or "response_system"
+    return load_prompt(str(name))

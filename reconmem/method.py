@@ -1,0 +1,181 @@
+"""ReConMem as a :class:`~reconmem.context.ContextManager` (paper §2) with its four ablation switches.
+
+* ``gae``  graph-adjacency expansion (Eq. 8/9); off -> E0 only.
+* ``smg``  direct retrieval of ``k32`` entities from the structural memory graph; off -> code only
+  from repository-wide retrieval and expansion.
+* ``qg``   code-draft-based query grounding; off -> the code side always uses the original query.
+* ``hcc``  hierarchical code context compression; off -> full source of every code entity.
+
+First turn: when ``session.meta["no_recall_first_turn"]`` is true (CAB, paper §3.5) the first
+response before any ``observe`` gets no recall at all: the prompt is the system prompt and the
+query. Without the flag, the first recall runs normally on the empty memory, which yields only
+repository-wide code (k31) - there are no memories, drafts or structural entities yet.
+
+``context_for`` never mutates the graph, the code draft database or the statistics (read-only or
+not); all writes happen in ``observe``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+from reconmem.construct import CodeDraftDatabase, MemoryConstructor
+from reconmem.context import Context, ContextManager, Session, Turn, build_messages
+from reconmem.graph import DualMemoryGraph
+from reconmem.prompts import PROMPT_VERSIONS
+from reconmem.recall import CODE_KINDS, JointRecall, RecallConfig, RepositoryVectors
+
+
+def _flag(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ValueError(f"ReConMem: option {name} must be true or false, got {value!r}")
+
+
+def _count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"ReConMem: option {name} must be a non-negative integer, got {value!r}")
+    return value
+
+
+class ReConMem(ContextManager):
+    """Graph-based dual memory (semantic + structural memory graphs) for repository conversations."""
+
+    name = "reconmem"
+
+    def __init__(
+        self,
+        gae: bool = True,
+        smg: bool = True,
+        qg: bool = True,
+        hcc: bool = True,
+        k1: int = 2,
+        k2: int = 4,
+        k31: int = 2,
+        k32: int = 2,
+        grounding_threshold: float = 0.35,
+        *,
+        code_kinds: Sequence[str] = CODE_KINDS,
+        sketch_max_tokens: int | None = None,
+        update_max_tokens: int | None = None,
+        keep_turn_reports: bool = True,
+    ) -> None:
+        super().__init__()
+        self.recall_config = RecallConfig(
+            gae=_flag("gae", gae),
+            smg=_flag("smg", smg),
+            qg=_flag("qg", qg),
+            hcc=_flag("hcc", hcc),
+            k2=_count("k2", k2),
+            k31=_count("k31", k31),
+            k32=_count("k32", k32),
+            grounding_threshold=float(grounding_threshold),
+        )
+        if not -1.0 <= self.recall_config.grounding_threshold <= 1.0:
+            raise ValueError(f"ReConMem: option grounding_threshold must be in [-1, 1], got {grounding_threshold!r}")
+        self.k1 = _count("k1", k1)
+        bad = [k for k in code_kinds if k not in CODE_KINDS]
+        if bad:
+            raise ValueError(f"ReConMem: option code_kinds has unknown kinds {bad}; allowed {list(CODE_KINDS)}")
+        self.code_kinds = tuple(code_kinds)
+        self.sketch_max_tokens = sketch_max_tokens
+        self.update_max_tokens = update_max_tokens
+        self.keep_turn_reports = keep_turn_reports
+        self.graph = DualMemoryGraph()
+        self.drafts = CodeDraftDatabase()
+        self.constructor: MemoryConstructor | None = None
+        self.recaller: JointRecall | None = None
+        self.turns_observed = 0
+        self.turn_reports: list[dict[str, Any]] = []
+
+    @property
+    def config(self) -> dict[str, Any]:
+        c = self.recall_config
+        return {
+            "gae": c.gae, "smg": c.smg, "qg": c.qg, "hcc": c.hcc,
+            "k1": self.k1, "k2": c.k2, "k31": c.k31, "k32": c.k32,
+            "grounding_threshold": c.grounding_threshold, "code_kinds": list(self.code_kinds),
+        }
+
+    def start(self, session: Session) -> None:
+        """Fresh graph and code draft database for a new conversation."""
+        super().start(session)
+        self.graph = DualMemoryGraph()
+        self.drafts = CodeDraftDatabase()
+        code_vectors = (
+            RepositoryVectors(session.repo, session.embedder, self.code_kinds) if session.repo is not None else None
+        )
+        repository_name = session.repo.root.name if session.repo is not None else session.sample_id
+        self.constructor = MemoryConstructor(
+            self.graph,
+            self.drafts,
+            llm=session.llm,
+            embedder=session.embedder,
+            repo=session.repo,
+            code_vectors=code_vectors,
+            k1=self.k1,
+            repository_name=repository_name,
+            sketch_max_tokens=self.sketch_max_tokens,
+            update_max_tokens=self.update_max_tokens,
+        )
+        self.recaller = JointRecall(
+            self.graph, self.drafts, repo=session.repo, code_vectors=code_vectors, config=self.recall_config
+        )
+        self.turns_observed = 0
+        self.turn_reports = []
+
+    def context_for(self, query: str, *, read_only: bool = False) -> Context:
+        """Joint memory recall for ``query`` (never mutates memory, whatever ``read_only`` says)."""
+        session = self._session()
+        assert self.recaller is not None
+        if self.turns_observed == 0 and session.meta.get("no_recall_first_turn"):
+            return Context(
+                query=query,
+                messages=build_messages(session.system_prompt, [], [], query),
+                meta={"recall": "skipped_first_turn", "read_only": read_only},
+            )
+        started = time.perf_counter()
+        query_vector = session.embedder.encode_one(query)
+        embedded = time.perf_counter()
+        ctx = self.recaller.recall(query, query_vector, system_prompt=session.system_prompt)
+        ctx.meta["timing_ms"]["embed_query"] = round((embedded - started) * 1e3, 3)
+        ctx.meta["read_only"] = read_only
+        ctx.meta["memory_size"] = {"semantic": len(self.graph.semantic), "structural": len(self.graph.structural),
+                                   "drafts": len(self.drafts)}
+        return ctx
+
+    def observe(self, turn: Turn) -> None:
+        """Memory construction and maintenance for a completed turn (§2.2)."""
+        self._session()
+        assert self.constructor is not None
+        report = self.constructor.process_turn(turn)
+        self.turns_observed += 1
+        if self.keep_turn_reports:
+            self.turn_reports.append(report)
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        stats: dict[str, Any] = dict(self.constructor.stats) if self.constructor is not None else {}
+        stats["turns_observed"] = self.turns_observed
+        stats["semantic_entities"] = len(self.graph.semantic)
+        stats["structural_entities"] = len(self.graph.structural)
+        stats["drafts"] = len(self.drafts)
+        if self.session is not None:
+            failures = getattr(self.session.llm, "json_failures", {}) or {}
+            stats["json_failures"] = {p: failures.get(p, 0) for p in ("memory_sketching", "memory_update")}
+        return stats
+
+    def state(self) -> dict[str, Any]:
+        """memory.json: the graph, code drafts, statistics, config and prompt versions."""
+        return {
+            "method": self.name,
+            "config": self.config,
+            "prompt_versions": dict(PROMPT_VERSIONS),
+            "graph": self.graph.to_dict(),
+            "drafts": self.drafts.to_dict(),
+            "stats": self.stats,
+            "turn_reports": list(self.turn_reports),
+        }

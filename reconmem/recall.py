@@ -1,0 +1,302 @@
+"""Joint memory recall before every response (paper §2.3).
+
+1. **Query grounding** (§2.3.1): the code draft most similar to the query; if its cosine similarity
+   is strictly greater than the threshold (0.35) its code is the *dual query*, else the original
+   query is used for the code side (``qg=False``: always the original query).
+2. **Initial retrieval E0** (§2.3.2): top-``k2`` semantic entities by the original query; top-``k31``
+   code entities of the whole repository and top-``k32`` entities of the structural memory graph by
+   the dual query (``smg=False``: no direct structural-graph retrieval).
+3. **Graph-adjacency expansion** (``gae``): ``E1 = E0 ∪ {e | (e', e) ∈ R_se ∪ R_st, e' ∈ E0}`` (Eq. 8)
+   then ``E2 = E1 ∪ {e | (e', e) ∈ R_dual ∪ R*_dual, e' ∈ E1}`` (Eq. 9) - one hop each, no more.
+   Repository-wide hits that are not instantiated in the structural graph stay in the context but
+   have no graph relations, so they expand nothing.
+4. Merge and de-duplicate (an entity reached by several routes appears once, labelled with its
+   first route; all routes are kept in ``meta["routes"]``).
+5. **Hierarchical code context compression** (§2.3.3) via ``RepositoryIndex.compress(path, hcc=...)``.
+6. Output: the semantic context (memory texts) and the structural context (compressed code) as
+   two sections of the system message (``build_messages``), no raw history: the dual memory is the
+   conversation's whole context management (paper §2.3, Fig. 2).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from reconmem.context import DUAL_QUERY, EXPANSION, ORIGINAL_QUERY, REPO_WIDE, Context, ContextItem, build_messages
+from reconmem.graph import DualMemoryGraph, VectorStore
+from reconmem.prompts import render_prompt
+
+if TYPE_CHECKING:
+    from reconmem.code.index import RepositoryIndex
+    from reconmem.construct import CodeDraftDatabase
+    from reconmem.embed import Embedder
+
+# "All code entities in the repository" (§2.3.2): every non-directory kind.
+CODE_KINDS = ("file", "type", "function", "variable")
+
+STAGE_INITIAL, STAGE_INTRA, STAGE_INTER = "initial", "intra_graph", "inter_graph"
+
+
+class RepositoryVectors:
+    """Embeddings of the repository's code entities (one matrix, from ``RepositoryIndex.entity_vectors``).
+
+    Used for repository-wide retrieval (k31) and as the vectors of instantiated structural entities
+    (k32), so both code routes rank in the same space. Built lazily on first use.
+    """
+
+    def __init__(self, repo: "RepositoryIndex", embedder: "Embedder", kinds: Sequence[str] = CODE_KINDS) -> None:
+        self.repo = repo
+        self.embedder = embedder
+        self.kinds = tuple(kinds)
+        self._paths: list[str] | None = None
+        self._matrix: np.ndarray | None = None
+        self._rows: dict[str, int] = {}
+        self._extra: dict[str, np.ndarray] = {}
+
+    def _ensure(self) -> None:
+        if self._paths is None:
+            paths, matrix = self.repo.entity_vectors(self.embedder, kinds=self.kinds)
+            self._paths = list(paths)
+            self._matrix = np.asarray(matrix, dtype=np.float32)
+            self._rows = {p: i for i, p in enumerate(self._paths)}
+
+    @property
+    def paths(self) -> list[str]:
+        self._ensure()
+        return self._paths  # type: ignore[return-value]
+
+    def vector(self, path: str) -> np.ndarray | None:
+        """The vector of ``path`` (embedded from its source if it is not in the matrix)."""
+        self._ensure()
+        row = self._rows.get(path)
+        if row is not None:
+            return self._matrix[row]  # type: ignore[index]
+        if path not in self._extra:
+            if self.repo.get(path) is None:
+                return None
+            self._extra[path] = self.embedder.encode_one(self.repo.entity_text(path))
+        return self._extra[path]
+
+    def top_k(self, query_vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Repository-wide top-``k`` code entities by cosine similarity (ties by path order)."""
+        from reconmem.embed import cosine_top_k
+
+        self._ensure()
+        if k <= 0 or not self._paths:
+            return []
+        return [(self._paths[i], s) for i, s in cosine_top_k(query_vector, self._matrix, k)]  # type: ignore[index]
+
+
+@dataclass
+class RecallConfig:
+    gae: bool = True
+    smg: bool = True
+    qg: bool = True
+    hcc: bool = True
+    k2: int = 4
+    k31: int = 2
+    k32: int = 2
+    grounding_threshold: float = 0.35
+
+
+@dataclass
+class Hit:
+    """One retrieved entity before rendering."""
+
+    kind: str  # "memory" | "code"
+    id: str  # semantic id or code path
+    source: str  # provenance label
+    stage: str  # initial | intra_graph | inter_graph
+    score: float | None = None
+    via: str | None = None  # the entity it was expanded from
+    in_graph: bool = True
+    routes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Grounding:
+    used: bool
+    draft_id: str | None = None
+    similarity: float | None = None
+    dual_query: str | None = None
+
+
+class JointRecall:
+    """Recall over one graph + code draft database + repository. Never mutates any of them."""
+
+    def __init__(
+        self,
+        graph: DualMemoryGraph,
+        drafts: "CodeDraftDatabase",
+        *,
+        repo: "RepositoryIndex | None",
+        code_vectors: RepositoryVectors | None,
+        config: RecallConfig,
+    ) -> None:
+        self.graph = graph
+        self.drafts = drafts
+        self.repo = repo
+        self.code_vectors = code_vectors
+        self.config = config
+
+    # ---------------------------------------------------------------- stages
+    def ground(self, query_vector: np.ndarray) -> tuple[Grounding, np.ndarray]:
+        """Code-draft-based query grounding -> (what happened, the vector of the code-side query)."""
+        if not self.config.qg:
+            return Grounding(False), query_vector
+        best = self.drafts.most_similar(query_vector)
+        if best is None:
+            return Grounding(False), query_vector
+        draft, similarity = best
+        if similarity > self.config.grounding_threshold:
+            return Grounding(True, draft.id, similarity, draft.code), self.drafts.vectors.get(draft.id)  # type: ignore[return-value]
+        return Grounding(False, draft.id, similarity), query_vector
+
+    def initial(self, query_vector: np.ndarray, code_vector: np.ndarray, grounded: bool) -> list[Hit]:
+        """E0: k2 semantic (original query), k32 structural-graph and k31 repo-wide (code-side query)."""
+        cfg = self.config
+        code_source = DUAL_QUERY if grounded else ORIGINAL_QUERY
+        hits = [
+            Hit("memory", eid, ORIGINAL_QUERY, STAGE_INITIAL, score, routes=["semantic"])
+            for eid, score in self.graph.semantic_vectors.top_k(query_vector, cfg.k2)
+        ]
+        if cfg.smg:
+            hits += [
+                Hit("code", path, code_source, STAGE_INITIAL, score, routes=["structural_graph"])
+                for path, score in self.graph.structural_vectors.top_k(code_vector, cfg.k32)
+            ]
+        if self.code_vectors is not None:
+            hits += [
+                Hit("code", path, REPO_WIDE, STAGE_INITIAL, score, in_graph=path in self.graph.structural,
+                    routes=["repo_wide"])
+                for path, score in self.code_vectors.top_k(code_vector, cfg.k31)
+            ]
+        return hits
+
+    def expand(self, e0: list[Hit]) -> list[Hit]:
+        """Eq. 8 then Eq. 9 over the graph. Returns only the *new* hits (E2 minus E0), in a stable order."""
+        graph = self.graph
+        seen = {(h.kind, h.id) for h in e0}
+        intra: list[Hit] = []
+        for h in e0:
+            if h.kind == "memory":
+                neighbours = [("memory", n) for n in sorted(graph.semantic_successors(h.id))]
+            else:
+                parent = graph.structural_parent(h.id)  # None for repo-wide hits outside the graph
+                neighbours = [("code", parent)] if parent is not None else []
+            for kind, nid in neighbours:
+                if (kind, nid) not in seen:
+                    seen.add((kind, nid))
+                    intra.append(Hit(kind, nid, EXPANSION, STAGE_INTRA, via=h.id, routes=["r_se" if kind == "memory" else "r_st"]))
+        inter: list[Hit] = []
+        for h in [*e0, *intra]:
+            if h.kind == "memory":
+                neighbours = [("code", p) for p in graph.code_paths(h.id)]
+            else:
+                neighbours = [("memory", s) for s in graph.referencing(h.id)]
+            for kind, nid in neighbours:
+                if (kind, nid) not in seen:
+                    seen.add((kind, nid))
+                    inter.append(Hit(kind, nid, EXPANSION, STAGE_INTER, via=h.id, routes=["r_dual" if kind == "code" else "r_dual_reverse"]))
+        return intra + inter
+
+    @staticmethod
+    def merge(hits: list[Hit]) -> list[Hit]:
+        """Deduplicate by (kind, id): the first occurrence wins, later routes are appended to it."""
+        merged: dict[tuple[str, str], Hit] = {}
+        for h in hits:
+            key = (h.kind, h.id)
+            if key in merged:
+                first = merged[key]
+                first.routes.extend(r for r in h.routes if r not in first.routes)
+                if first.score is None and h.score is not None:
+                    first.score = h.score
+            else:
+                merged[key] = h
+        return list(merged.values())
+
+    def retrieve(self, query_vector: np.ndarray) -> tuple[Grounding, list[Hit]]:
+        """Grounding + E0 + (optional) expansion + merge; no rendering."""
+        grounding, code_vector = self.ground(query_vector)
+        e0 = self.merge(self.initial(query_vector, code_vector, grounding.used))
+        hits = e0 + (self.expand(e0) if self.config.gae else [])
+        return grounding, self.merge(hits)
+
+    # ---------------------------------------------------------------- rendering
+    def code_text(self, path: str) -> tuple[str, str]:
+        """(code, compression level) under the hcc switch."""
+        assert self.repo is not None
+        entity = self.repo.get(path)
+        text = self.repo.compress(path, hcc=self.config.hcc)
+        level = "summary" if self.config.hcc and entity is not None and entity.kind in ("type", "file") else "full"
+        return text, level
+
+    def recall(self, query: str, query_vector: np.ndarray, *, system_prompt: str) -> Context:
+        """The whole §2.3 pipeline -> a :class:`Context` with per-item provenance."""
+        t0 = time.perf_counter()
+        grounding, hits = self.retrieve(query_vector)
+        t1 = time.perf_counter()
+        memory_items: list[ContextItem] = []
+        code_items: list[ContextItem] = []
+        for h in hits:
+            meta: dict[str, Any] = {
+                "stage": h.stage,
+                "routes": list(h.routes),
+                "score": None if h.score is None else round(float(h.score), 6),
+            }
+            if h.via is not None:
+                meta["via"] = h.via
+            if h.kind == "memory":
+                entity = self.graph.semantic[h.id]
+                meta["paths"] = self.graph.code_paths(h.id)
+                meta["updated_turn"] = entity.updated_turn
+                memory_items.append(ContextItem("memory", h.id, entity.text, h.source, meta))
+            else:
+                if self.repo is None or self.repo.get(h.id) is None:
+                    continue
+                text, level = self.code_text(h.id)
+                entity = self.repo.get(h.id)
+                meta.update(
+                    path=h.id,
+                    compression=level,
+                    code_kind=entity.kind if entity else None,
+                    language=entity.language if entity else None,
+                    in_graph=h.id in self.graph.structural,
+                    query="dual" if grounding.used and h.stage == STAGE_INITIAL else (
+                        "original" if h.stage == STAGE_INITIAL else None),
+                )
+                code_items.append(ContextItem("code", h.id, text, h.source, meta))
+        t2 = time.perf_counter()
+        blocks = []
+        if memory_items:
+            blocks.append(render_prompt("semantic_context", items="\n".join(f"- {i.text}" for i in memory_items)).rstrip())
+        if code_items:
+            rendered = []
+            for item in code_items:
+                lang = item.meta.get("language") or ""
+                rendered.append(f"```{lang}\n{item.text}\n```")  # the text starts with a "path:" comment
+            blocks.append(render_prompt("structural_context", items="\n\n".join(rendered)).rstrip())
+        messages = build_messages(system_prompt, blocks, [], query)
+        meta = {
+            "grounding": {
+                "used": grounding.used,
+                "draft_id": grounding.draft_id,
+                "similarity": None if grounding.similarity is None else round(grounding.similarity, 6),
+                "threshold": self.config.grounding_threshold,
+            },
+            "counts": {
+                "memory": len(memory_items),
+                "code": len(code_items),
+                "expansion": sum(1 for h in hits if h.source == EXPANSION),
+            },
+            "timing_ms": {"retrieve": round((t1 - t0) * 1e3, 3), "compress": round((t2 - t1) * 1e3, 3)},
+        }
+        return Context(query=query, messages=messages, items=memory_items + code_items,
+                       dual_query=grounding.dual_query, meta=meta)
+
+
+__all__ = ["CODE_KINDS", "Grounding", "Hit", "JointRecall", "RecallConfig", "RepositoryVectors", "VectorStore"]

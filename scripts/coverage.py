@@ -1,0 +1,133 @@
+"""Judge GT-item coverage of ReConMem's task contexts (paper §4.4) and write ``coverage.json`` per sample.
+
+    python -m scripts.coverage --runs results/locoeval --judge-backbone gpt5_mini
+    python -m scripts.coverage --runs results/locoeval cache.dir=/tmp/cache      # extra Hydra overrides
+
+For every ok sample of the selected LoCoEval(-format) runs (default: method ``reconmem``) and every
+task, the original-query, dual-query and combined views of the recorded task context are judged
+by ``judge_backbone`` (one call per view, purpose ``coverage_judge``, SQLite-cached like every call).
+GT items come from the sample file named in the run's ``config.yaml`` (``benchmark.samples``) or
+``--samples``. Samples already judged with the same judge model and prompt version are skipped
+(``--overwrite`` re-judges). Afterwards ``make report`` draws Figure 6.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "conf"
+log = logging.getLogger("scripts.coverage")
+
+
+def load_sample_specs(path: Path) -> dict[str, dict[str, Any]]:
+    """LoCoEval samples (JSONL, our format) by id; only ``id`` and ``requirements[].gt_items`` are used."""
+    if not path.is_file():
+        raise FileNotFoundError(f"LoCoEval samples file not found: {path} (pass --samples)")
+    specs: dict[str, dict[str, Any]] = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{n}: invalid JSON ({exc})") from exc
+        if "id" not in row or not isinstance(row.get("requirements"), list):
+            raise ValueError(f"{path}:{n}: a sample needs 'id' and a 'requirements' list")
+        specs[str(row["id"])] = row
+    return specs
+
+
+def compose(judge_backbone: str | None, overrides: list[str]) -> Any:
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    extra = ([f"judge_backbone={judge_backbone}"] if judge_backbone else []) + overrides
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        return hydra_compose("config", overrides=extra)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.coverage", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", nargs="+", required=True, help="results roots or run directories")
+    parser.add_argument("--judge-backbone", default=None, help="a conf/backbone name (default: the config's judge_backbone)")
+    parser.add_argument("--methods", nargs="+", default=["reconmem"], help="methods to judge (default: reconmem)")
+    parser.add_argument("--samples", default=None, help="LoCoEval samples JSONL (default: each run's benchmark.samples)")
+    parser.add_argument("--overwrite", action="store_true", help="re-judge samples that already have coverage.json")
+    parser.add_argument("--limit", type=int, default=None, help="judge at most N samples (smoke runs)")
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. cache.dir=/tmp/c judge_backbone.max_output_tokens=2048")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+
+    from benchmarks.analysis.coverage import PROMPT_VERSION, CoverageJudge, judge_sample
+    from benchmarks.analysis.records import LOCOEVAL, load_runs
+    from benchmarks.harness import ConfigError, build_llm, resolve_data_path
+    from benchmarks.runs import atomic_write_json
+    from reconmem.llm import UsageLedger
+
+    try:
+        cfg = compose(args.judge_backbone, args.overrides)
+        ledger = UsageLedger()
+        llm = build_llm(cfg.judge_backbone, cfg, ledger, option="judge_backbone")
+    except (ConfigError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # hydra composition errors: keep one line
+        print(f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        return 2
+    judge = CoverageJudge(llm, max_tokens=int(cfg.judge_backbone.max_output_tokens))
+    judge_model = str(cfg.judge_backbone.model)
+    runs = load_runs(args.runs)
+    spec_cache: dict[Path, dict[str, dict[str, Any]]] = {}
+    done = skipped = failed = 0
+    for run in runs.select(family=LOCOEVAL):
+        if run.method not in args.methods:
+            continue
+        spec_path = Path(args.samples) if args.samples else resolve_data_path(
+            str((run.config.get("benchmark") or {}).get("samples") or ""))
+        try:
+            specs = spec_cache.setdefault(spec_path, load_sample_specs(spec_path))
+        except (FileNotFoundError, ValueError) as exc:
+            print(f"error: run {run.path}: {exc}", file=sys.stderr)
+            return 2
+        for sample in run.samples:
+            if not sample.ok:
+                continue
+            if args.limit is not None and done >= args.limit:
+                break
+            existing = sample.coverage()
+            if existing and not args.overwrite and existing.get("judge_model") == judge_model \
+                    and existing.get("prompt_version") == PROMPT_VERSION:
+                skipped += 1
+                continue
+            spec = specs.get(sample.sample_id)
+            if spec is None:
+                log.error("%s: sample %s not in %s", run.path, sample.sample_id, spec_path)
+                failed += 1
+                continue
+            start = len(ledger.events)
+            with ledger.tags(sample=sample.sample_id, role="coverage_judge"):
+                record = judge_sample(judge, sample, spec, judge_name=str(cfg.judge_backbone.name))
+            record["judge_model"] = judge_model
+            record["ledger"] = ledger.events[start:]
+            atomic_write_json(sample.path / "coverage.json", record)
+            done += 1
+            bad = sum(1 for t in record["task_runs"] if "error" in t or
+                      any(not v["complete"] for v in (t.get("views") or {}).values()))
+            log.info("%s/%s/%s %s: %d task-run(s), %d incomplete or unjudged", run.benchmark, run.backbone,
+                     run.method, sample.sample_id, len(record["task_runs"]), bad)
+    print(f"coverage: judged {done} sample(s), skipped {skipped} already judged, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""Oracle validation of DevEval tasks: the reference body must pass and a blank body must fail.
+
+    python -m scripts.deveval_oracle [--manifest PATH] [--projects boltons jinja2 ...]
+                                     [--executor local|docker] [--workers N] [--out REPORT.json]
+
+The manifest (default: the copy shipped in benchmarks/deveval/data/) is any file in the
+``pypi_sources.json`` format; everything project-specific comes from its fields. By default the
+tasks the manifest records as usable are run (``--all-located`` runs every located task). The JSON
+report lists every task's outcome, the tasks that fail the oracle (the exclusion list, never to be
+counted), and the agreement with the manifest's recorded oracle fields. Last line printed:
+``oracle: <pass>/<n> reference pass, <blankfail>/<n> blank fail, <seconds> s``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from benchmarks.deveval.evaluate import oracle_task
+from benchmarks.deveval.providers import SnapshotError, get_snapshot
+from benchmarks.deveval.tasks import TaskDataError, env_spec_for, load_manifest, load_tasks
+from benchmarks.sandbox import build_executor
+
+
+def write_json_atomic(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=1)
+    os.replace(tmp, path)
+
+
+def select_jobs(manifest, tasks_by_ns, projects, *, all_located: bool, limit: int | None):
+    """[(entry, task, location)] for the selected projects; raises on manifest tasks missing from the data."""
+    jobs, missing = [], []
+    for entry in manifest.select(projects):
+        chosen = [loc for loc in entry.tasks if loc.located and (all_located or loc.oracle_pass is None or loc.usable)]
+        for loc in chosen[: limit or None]:
+            task = tasks_by_ns.get(loc.namespace)
+            if task is None:
+                missing.append(loc.namespace)
+                continue
+            jobs.append((entry, task, loc))
+    if missing:
+        raise TaskDataError(f"{len(missing)} manifest task(s) are not in the DevEval data file, e.g. {missing[:3]}")
+    return jobs
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--manifest", type=Path, default=None, help="manifest JSON (default: shipped copy)")
+    ap.add_argument("--projects", nargs="*", default=None, help="project paths, names or PyPI names")
+    ap.add_argument("--executor", choices=["local", "docker"], default="local")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--data", type=Path, default=None, help="DevEval data.jsonl (default: fetched copy in the cache)")
+    ap.add_argument("--out", type=Path, default=Path("results/deveval/oracle_report.json"))
+    ap.add_argument("--all-located", action="store_true", help="also run tasks the manifest records as unusable")
+    ap.add_argument("--limit", type=int, default=None, help="at most N tasks per project")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test run")
+    ap.add_argument("--memory-mb", type=int, default=5120)
+    ap.add_argument("--quiet", action="store_true")
+    args = ap.parse_args(argv)
+
+    t0 = time.monotonic()
+    manifest = load_manifest(args.manifest)
+    tasks_by_ns = {t.namespace: t for t in load_tasks(args.data)}
+    jobs = select_jobs(manifest, tasks_by_ns, args.projects, all_located=args.all_located, limit=args.limit)
+    executor = build_executor({"name": args.executor, "timeout_s": args.timeout, "memory_mb": args.memory_mb})
+
+    # Snapshots and environments first (one per project, in parallel; each is cached on disk).
+    entries = {e.project_path: e for e, _, _ in jobs}
+    prepared, setup_errors = {}, {}
+
+    def setup(entry):
+        root = get_snapshot(entry.repo_spec(), manifest=manifest)
+        env = env_spec_for(entry)
+        executor.prepare(env)
+        return root, env
+
+    with ThreadPoolExecutor(max(1, args.workers)) as pool:
+        futs = {pool.submit(setup, e): p for p, e in entries.items()}
+        for fut in as_completed(futs):
+            try:
+                prepared[futs[fut]] = fut.result()
+            except (SnapshotError, Exception) as exc:  # noqa: BLE001 - reported per project
+                setup_errors[futs[fut]] = str(exc)
+                print(f"setup failed for {futs[fut]}: {exc}", file=sys.stderr, flush=True)
+    setup_seconds = time.monotonic() - t0
+
+    results, lock, done = [], threading.Lock(), [0]
+
+    def one(entry, task, loc):
+        if entry.project_path in setup_errors:
+            return {"namespace": task.namespace, "project_path": entry.project_path, "usable": False,
+                    "ref": None, "blank": None, "error": setup_errors[entry.project_path], "seconds": 0.0}
+        root, env = prepared[entry.project_path]
+        res = oracle_task(task, root, env=env, executor=executor, hint=loc)
+        res["manifest_usable"] = loc.usable
+        res["agrees"] = res["usable"] == loc.usable
+        with lock:
+            done[0] += 1
+            if not args.quiet:
+                ref = res["ref"]["outcome"] if res.get("ref") else "-"
+                blank = res["blank"]["outcome"] if res.get("blank") else "-"
+                print(f"[{done[0]}/{len(jobs)}] {task.namespace}: ref={ref} blank={blank} "
+                      f"{res['seconds']:.1f}s{'' if res['agrees'] else '  DISAGREES WITH MANIFEST'}", flush=True)
+        return res
+
+    t_run = time.monotonic()
+    with ThreadPoolExecutor(max(1, args.workers)) as pool:
+        for fut in as_completed([pool.submit(one, *j) for j in jobs]):
+            results.append(fut.result())
+    run_seconds = time.monotonic() - t_run
+    seconds = time.monotonic() - t0
+
+    n = len(results)
+    ref_pass = sum(1 for r in results if r.get("ref") and r["ref"]["outcome"] == "pass")
+    blank_fail = sum(1 for r in results if r.get("blank") and r["blank"]["outcome"] != "pass")
+    agree = sum(1 for r in results if r.get("agrees"))
+    excluded = sorted(r["namespace"] for r in results if not r["usable"])
+    per_project = {}
+    for r in results:
+        p = per_project.setdefault(r["project_path"], {"n": 0, "usable": 0, "agree": 0})
+        p["n"] += 1
+        p["usable"] += bool(r["usable"])
+        p["agree"] += bool(r.get("agrees"))
+    report = {
+        "manifest": str(manifest.path), "executor": args.executor, "workers": args.workers,
+        "n": n, "reference_pass": ref_pass, "blank_fail": blank_fail,
+        "usable": sum(1 for r in results if r["usable"]), "agree_with_manifest": agree,
+        "agreement": round(agree / n, 4) if n else None,
+        "seconds": round(seconds, 1), "setup_seconds": round(setup_seconds, 1), "run_seconds": round(run_seconds, 1),
+        "tasks_per_minute": round(n / run_seconds * 60, 2) if run_seconds > 0 else None,
+        "setup_errors": setup_errors, "per_project": per_project,
+        "excluded": excluded,
+        "disagreements": [r for r in results if not r.get("agrees")],
+        "results": sorted(results, key=lambda r: (r["project_path"], r["namespace"])),
+    }
+    write_json_atomic(args.out, report)
+    for r in report["disagreements"]:
+        ref = r["ref"]["outcome"] if r.get("ref") else r.get("error")
+        blank = r["blank"]["outcome"] if r.get("blank") else "-"
+        print(f"FAILS ORACLE: {r['namespace']} (ref={ref}, blank={blank}, manifest usable={r.get('manifest_usable')})")
+    print(f"report: {args.out} ({len(excluded)} excluded, agreement {agree}/{n}, "
+          f"{report['tasks_per_minute']} tasks/min)")
+    print(f"oracle: {ref_pass}/{n} reference pass, {blank_fail}/{n} blank fail, {seconds:.0f} s", flush=True)
+    return 0 if not setup_errors else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

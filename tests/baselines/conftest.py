@@ -1,0 +1,56 @@
+"""Fixtures for the baseline tests: the real boltons repository index, the real embedder, sessions
+whose backbone is a ScriptedLLM (scripted replies, never a model's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from reconmem.context import Session, Turn
+
+
+@pytest.fixture(scope="session")
+def boltons_index(boltons_root: Path):
+    from reconmem.code import RepositoryIndex
+
+    return RepositoryIndex.build(boltons_root)
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from reconmem.embed import Embedder
+
+    return Embedder()
+
+
+@pytest.fixture
+def make_session(boltons_index, embedder) -> Callable[..., Session]:
+    """``make_session(replies, context_window=..., max_output_tokens=..., fc=True, repo_context_k=0)``."""
+    from reconmem.testing import ScriptedLLM
+
+    def factory(replies: Any = (), *, context_window: int = 32768, max_output_tokens: int = 256, fc: bool = True,
+                repo_context_k: int = 0, system_prompt: str = "You are a helpful coding assistant.") -> Session:
+        llm = ScriptedLLM(list(replies) if not callable(replies) else replies, context_window=context_window,
+                          max_output_tokens=max_output_tokens, supports_function_calling=fc)
+        return Session(sample_id="test", llm=llm, embedder=embedder, repo=boltons_index, system_prompt=system_prompt,
+                       context_window=context_window, repo_context_k=repo_context_k)
+
+    return factory
+
+
+@pytest.fixture
+def code_turns(boltons_index) -> Callable[..., list[Turn]]:
+    """``code_turns(paths)``: turns about real boltons functions (question names it, answer quotes its source)."""
+
+    def build(paths: list[str], question: str = "Explain `{name}` in {file}.") -> list[Turn]:
+        turns = []
+        for i, path in enumerate(paths):
+            entity = boltons_index.get(path)
+            assert entity is not None, path
+            turns.append(Turn(index=i, user=question.format(name=entity.name, file=entity.file),
+                              assistant=f"Here is `{entity.name}`:\n{boltons_index.source(path)}"))
+        return turns
+
+    return build

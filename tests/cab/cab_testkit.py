@@ -1,0 +1,63 @@
+"""Helpers of the CAB tests: fixture paths, scripted replies (not model output), a spy context manager."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from reconmem.context import Context, ContextManager, Turn
+
+HERE = Path(__file__).parent
+FIXTURE_REPO = HERE.parent / "fixtures" / "cab_repo"
+
+# Scripted replies (not model output) used by the fast tests.
+GOOD_JUDGMENT = """TECHNICAL CORRECTNESS: CORRECT
+ALIGNMENT SCORE: 2/2 CONDITIONS MET (100%)
+CONDITION 1: TRUE Explains how to wait longer
+CONDITION 2: TRUE Identifies DEFAULT_TIMEOUT in tinykv/config.py
+VERBOSITY ASSESSMENT: APPROPRIATE
+VERDICT: CORRECT
+KEY ISSUES: none
+REASONING: Matches the reference answer."""
+
+USER_PARTIAL = """Thanks! Where exactly does the 5 second default come from?
+
+---
+SATISFACTION_STATUS: PARTIALLY_SATISFIED
+REASON: I still do not know where the default is defined."""
+
+USER_FULL = """Perfect, that answers everything.
+
+SATISFACTION_STATUS: FULLY_SATISFIED
+REASON: Both conditions are met."""
+
+
+class SpyManager(ContextManager):
+    """Full-history-like manager that records calls and spends one memory LLM call per observe."""
+
+    name = "spy"
+
+    def __init__(self, memory_calls: bool = True) -> None:
+        super().__init__()
+        self.turns: list[Turn] = []
+        self.context_for_queries: list[str] = []
+        self.memory_calls = memory_calls
+
+    def start(self, session) -> None:
+        super().start(session)
+        self.turns = []
+
+    def context_for(self, query: str, *, read_only: bool = False) -> Context:
+        from reconmem.context import build_messages
+
+        self.context_for_queries.append(query)
+        history = [m for t in self.turns for m in ({"role": "user", "content": t.user}, {"role": "assistant", "content": t.assistant})]
+        return Context(query=query, messages=build_messages(self._session().system_prompt, [], history, query))
+
+    def observe(self, turn: Turn) -> None:
+        self.turns.append(turn)
+        if self.memory_calls:
+            self._session().llm.chat([{"role": "user", "content": f"summarise: {turn.assistant}"}], purpose="memory_update")
+
+    def state(self) -> dict[str, Any]:
+        return {"turns": len(self.turns)}

@@ -1,0 +1,126 @@
+"""Runner: preparation dialogue, read-only tasks, records, ledger tags, budgets (SCRIPTED backbone)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from baselines.full import FullHistory
+from benchmarks.locoeval.mock_user import MockUser
+from benchmarks.locoeval.runner import ReadOnlyViolation, run_sample, sample_index, task_query
+from benchmarks.locoeval.schema import parse_sample
+from conftest import tiny_sample
+from reconmem.context import Context, ContextManager, Reply, Turn, build_messages
+from reconmem.testing import ScriptedLLM
+from scripted_backbone import GOOD_ADD, fake_evaluate
+
+
+def _evaluate(sample):
+    return lambda req, text: fake_evaluate(req.namespace, text, repo_spec=sample.repo_spec, executor=None)
+
+
+def _replies(messages, purpose):
+    return GOOD_ADD if purpose == "task_generation" else f"ack ({purpose})"
+
+
+class CountingMemory(ContextManager):
+    """A toy method with a visible memory: the list of observed user queries."""
+
+    name = "counting"
+
+    def __init__(self, leak_on_read_only: bool = False) -> None:
+        super().__init__()
+        self.memory: list[str] = []
+        self.leak = leak_on_read_only
+
+    def context_for(self, query, *, read_only=False):
+        if read_only and self.leak:
+            self.memory.append("leaked: " + query[:20])  # a bug: memory mutated during a task
+        s = self._session()
+        return Context(query=query, messages=build_messages(s.system_prompt, ["\n".join(self.memory)], [], query))
+
+    def observe(self, turn: Turn) -> None:
+        self.memory.append(turn.user)
+
+    def state(self):
+        return {"memory": list(self.memory)}
+
+
+def _read(p: Path):
+    return [json.loads(line) for line in p.read_text().splitlines()]
+
+
+def test_full_history_run_records(tiny_repo, tmp_path):
+    sample = parse_sample(tiny_sample(tiny_repo, n_turns=5))
+    llm = ScriptedLLM(_replies)
+    out = tmp_path / "s"
+    index = sample_index(sample, tmp_path / "cache")
+    assert "raise NotImplementedError" in index.source("tinypkg/ops.py/add") and "return a + b" not in index.source("tinypkg/ops.py/add")
+    result = run_sample(sample, cm=FullHistory(), llm=llm, embedder=None, evaluate=_evaluate(sample), out_dir=out,
+                        repo_index=index, turn_max_tokens=77, task_max_tokens=99, progress=False)
+    assert result["status"] == "ok" and result["n_turns"] == 5 and result["n_tasks"] == 1
+    assert result["tasks"] == [{"req_id": "R1", "namespace": "tinypkg.ops.add", "outcome": "pass", "passed": True}]
+    conv = _read(out / "conversation.jsonl")
+    assert [(r["turn"], r["phase"]) for r in conv] == [(1, "prep"), (2, "prep"), (3, "prep"), (4, "prep"), (5, "prep"), (6, "task")]
+    assert conv[1]["user"] == "add should return a - b." and conv[1]["kind"] == "distractor" and conv[1]["req_id"] == "R1"
+    task_user = conv[-1]["user"]
+    assert "def add(a, b):" in task_user and "tinypkg/ops.py" in task_user and task_user.startswith("Please write add now.")
+    ctx = _read(out / "contexts.jsonl")
+    assert len(ctx) == 6 and ctx[-1]["phase"] == "task" and ctx[-1]["req_id"] == "R1"
+    # Full history: the task prompt holds all five preparation turns
+    assert len([m for m in ctx[-1]["context"]["messages"] if m["role"] == "user"]) == 6
+    tests = json.loads((out / "tests.json").read_text())
+    assert tests[0]["outcome"] == "pass" and tests[0]["completion"] and "log" in tests[0]
+    ledger = _read(out / "ledger.jsonl")
+    assert len(ledger) == 6 and {e["sample"] for e in ledger} == {"tiny-1"}
+    assert [(e["turn"], e["phase"], e["role"], e["purpose"]) for e in ledger][-1] == (6, "task", "assistant", "task_generation")
+    assert set(ledger[0]) >= {"purpose", "input_tokens", "output_tokens", "cached", "model", "seconds", "sample", "turn", "phase", "role"}
+    # per-purpose budgets reach the backbone through the session's LLM proxy
+    assert [c["params"]["max_tokens"] for c in llm.calls] == [77] * 5 + [99]
+    assert (out / "memory.json").exists()
+
+
+def test_memory_is_read_only_during_tasks(tiny_repo, tmp_path):
+    sample = parse_sample(tiny_sample(tiny_repo, n_turns=4))
+    cm = CountingMemory()
+    result = run_sample(sample, cm=cm, llm=ScriptedLLM(_replies), embedder=None, evaluate=_evaluate(sample),
+                        out_dir=tmp_path / "ok", progress=False)
+    assert result["status"] == "ok"
+    memory = json.loads((tmp_path / "ok" / "memory.json").read_text())
+    assert memory == {"memory": [st.text for st in sample.outline]} == cm.state()  # unchanged by the task
+
+    with pytest.raises(ReadOnlyViolation, match="changed its memory while answering read-only task R1"):
+        run_sample(sample, cm=CountingMemory(leak_on_read_only=True), llm=ScriptedLLM(_replies), embedder=None,
+                   evaluate=_evaluate(sample), out_dir=tmp_path / "bad", progress=False)
+    # the partial records are there (written incrementally), the ledger too
+    assert len(_read(tmp_path / "bad" / "conversation.jsonl")) == 4
+    assert (tmp_path / "bad" / "ledger.jsonl").exists()
+
+
+def test_mock_user_scripted_and_generated(tiny_repo):
+    obj = tiny_sample(tiny_repo, n_turns=4)
+    del obj["outline"][3]["text"]
+    sample = parse_sample(obj)
+    llm = ScriptedLLM(lambda m, p: '"Quick unrelated question: how do I rebase?"')
+    user = MockUser(llm, max_tokens=50)
+    assert user.query_for(sample, sample.outline[0], None) == "I need add(a, b) in tinypkg/ops.py." and not llm.calls
+    q = user.query_for(sample, sample.outline[3], "previous answer")
+    assert q == "Quick unrelated question: how do I rebase?"
+    assert llm.calls[0]["purpose"] == "mock_user" and llm.calls[0]["params"]["max_tokens"] == 50
+    assert "previous answer" in llm.calls[0]["messages"][-1]["content"]
+    # conveying steps hand the item texts to the mock user verbatim
+    msgs = user.messages_for(sample, sample.outline[1], "x")
+    assert "add returns a - b." in msgs[-1]["content"] and "verbatim" in msgs[-1]["content"]
+    with pytest.raises(RuntimeError, match="no user backbone"):
+        MockUser(None).query_for(sample, sample.outline[3], None)
+
+
+def test_task_query_states_signature_and_file(tiny_repo):
+    obj = tiny_sample(tiny_repo)
+    obj["requirements"][0]["completion_path"] = "Tiny/tinyrepo/tinypkg/ops.py"  # DevEval-style path
+    obj["requirements"][0]["signature"] = "    def add(self, a, b):"
+    sample = parse_sample(obj)
+    q = task_query(sample, sample.requirements[0], "Write it.")
+    assert "`tinypkg/ops.py`" in q and "\ndef add(self, a, b):\n" in q and "`add`" in q
