@@ -3,7 +3,9 @@
 - Short-term memory: the turns of the current session, at most ``short_term_turns`` (30).
 - Sessions close (the original uses a 1-hour gap between utterances, which these benchmarks lack):
   * before a turn whose ``meta`` marks a boundary: ``session_boundary`` or ``topic_boundary`` true,
-    or a ``session`` / ``topic`` value different from the previous turn's;
+    or a value of one of ``boundary_keys`` (default ``session`` and ``topic``) different from the
+    previous turn's (e.g. ``boundary_keys=[session, topic, req_id]`` makes every LoCoEval
+    requirement a topic);
   * when the current session reaches ``short_term_turns`` turns (otherwise its oldest turns would
     fall out of the window without ever being summarised).
   A closed session is summarised by the LLM (purpose ``memory_summarisation``); its topics are the
@@ -65,7 +67,8 @@ class LDAgent(ContextManager):
     name = "ld_agent"
 
     def __init__(self, short_term_turns: int = 30, retrieve_k: int = 3, decay_rate: float = 0.01,
-                 max_traits: int = 20, semantic_weight: float = 0.0) -> None:
+                 max_traits: int = 20, semantic_weight: float = 0.0,
+                 boundary_keys: tuple[str, ...] | list[str] = ("session", "topic")) -> None:
         super().__init__()
         if short_term_turns < 1 or retrieve_k < 1 or decay_rate < 0:
             raise ValueError("method.manager: short_term_turns and retrieve_k must be >= 1 and decay_rate >= 0, got "
@@ -75,6 +78,7 @@ class LDAgent(ContextManager):
         self.decay_rate = float(decay_rate)
         self.max_traits = int(max_traits)
         self.semantic_weight = float(semantic_weight)
+        self.boundary_keys = tuple(str(k) for k in boundary_keys)
         self._reset()
 
     def _reset(self) -> None:
@@ -95,7 +99,7 @@ class LDAgent(ContextManager):
         meta = turn.meta or {}
         if meta.get("session_boundary") or meta.get("topic_boundary"):
             return True
-        return any(key in meta and key in self._last_meta and meta[key] != self._last_meta[key] for key in ("session", "topic"))
+        return any(key in meta and key in self._last_meta and meta[key] != self._last_meta[key] for key in self.boundary_keys)
 
     def close_session(self) -> Event | None:
         """Summarise the current session into an event (no-op when it is empty)."""

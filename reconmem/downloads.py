@@ -90,13 +90,45 @@ def pip_download_sdist(name: str, version: str, *, sha256: str | None = None, ca
         proc = subprocess.run(cmd, capture_output=True, text=True)
         files = list(Path(tmp).iterdir())
         if proc.returncode != 0 and not files:
-            raise DownloadError(f"pip download {name}=={version} failed: {proc.stderr.strip()[-800:]}")
+            # pip prepares an sdist's metadata before it keeps the file; some sdists report a wrong
+            # version there (e.g. 0.0.0 from a VCS-based version scheme) and pip rejects them. Fall
+            # back to the index's own file listing (PEP 691 JSON) and a verified direct download.
+            try:
+                files = [_download_from_simple_index(name, version, sha256, Path(tmp))]
+            except DownloadError as exc:
+                raise DownloadError(f"pip download {name}=={version} failed: {proc.stderr.strip()[-800:]}; "
+                                    f"index fallback: {exc}") from None
         if not files:
             raise DownloadError(f"pip download {name}=={version} produced no file")
         verify_sha256(files[0], sha256)
         final = target / files[0].name
         os.replace(files[0], final)
     return final
+
+
+def _download_from_simple_index(name: str, version: str, sha256: str | None, dest_dir: Path) -> Path:
+    """Find ``name==version``'s sdist in the simple index (``$PIP_INDEX_URL`` or PyPI) and download it."""
+    import json
+    import re
+
+    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
+    norm = re.sub(r"[-_.]+", "-", name).lower()
+    req = urllib.request.Request(f"{index}/{norm}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            listing = json.load(resp)
+    except (OSError, ValueError) as exc:
+        raise DownloadError(f"cannot read the index page {index}/{norm}/: {exc}") from exc
+    stems = {f"{n}-{version}" for n in {name, norm, norm.replace("-", "_"), name.replace("-", "_")}}
+    for f in listing.get("files", []):
+        fname = f.get("filename", "")
+        stem = fname[:-7] if fname.endswith(".tar.gz") else fname[:-4] if fname.endswith(".zip") else None
+        if stem is None or stem.lower() not in {s.lower() for s in stems}:
+            continue
+        if sha256 and f.get("hashes", {}).get("sha256", "").lower() != sha256.lower():
+            continue
+        return download_url(f["url"], dest_dir / fname, sha256=sha256, progress=False)
+    raise DownloadError(f"no sdist {name}-{version} (sha256 {sha256}) in {index}/{norm}/")
 
 
 def unpack_archive(archive: str | Path, dest: str | Path) -> Path:

@@ -11,6 +11,7 @@ timeout, ``INSERT OR IGNORE``), safe for several processes writing at once. Keys
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import threading
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_DIM = 384
@@ -150,7 +153,11 @@ class Embedder:
                 cache_dir = cache_root() / "embeddings"
             self.cache_dir = Path(cache_dir).expanduser()
             safe = hashlib.sha256(self.model_id.encode()).hexdigest()[:16]
-            self._disk = _DiskCache(self.cache_dir / f"vectors-{safe}.sqlite", self.dim)
+            try:
+                self._disk = _DiskCache(self.cache_dir / f"vectors-{safe}.sqlite", self.dim)
+            except (OSError, sqlite3.Error) as exc:  # read-only or broken cache: keep working without it
+                log.warning("embedder: disk cache disabled (%s): %s", self.cache_dir, exc)
+                self._disk = None
 
     def key(self, text: str) -> str:
         """Cache key of ``text`` under this model."""

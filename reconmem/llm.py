@@ -699,6 +699,10 @@ def import_litellm() -> Any:
     """Import litellm lazily, with the offline price map (no network fetch at import)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     with _LITELLM_LOCK:
+        import warnings
+
+        # pydantic complains about litellm's own TypedDicts when provider modules load lazily
+        warnings.filterwarnings("ignore", message=r".*ReadOnly. qualifier", category=UserWarning)
         import litellm
 
         litellm.suppress_debug_info = True

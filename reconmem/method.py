@@ -1,8 +1,8 @@
 """ReConMem as a :class:`~reconmem.context.ContextManager` (paper §2) with its four ablation switches.
 
 * ``gae``  graph-adjacency expansion (Eq. 8/9); off -> E0 only.
-* ``smg``  direct retrieval of ``k32`` entities from the structural memory graph; off -> code only
-  from repository-wide retrieval and expansion.
+* ``smg``  direct code retrieval (k32 from the structural memory graph, k31 repository-wide); off ->
+  code entities are obtained solely through inter-graph expansion (paper §4.3, ❷ w/o SMG).
 * ``qg``   code-draft-based query grounding; off -> the code side always uses the original query.
 * ``hcc``  hierarchical code context compression; off -> full source of every code entity.
 

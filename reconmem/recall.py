@@ -5,7 +5,11 @@
    query is used for the code side (``qg=False``: always the original query).
 2. **Initial retrieval E0** (§2.3.2): top-``k2`` semantic entities by the original query; top-``k31``
    code entities of the whole repository and top-``k32`` entities of the structural memory graph by
-   the dual query (``smg=False``: no direct structural-graph retrieval).
+   the dual query. ``smg=False`` follows the paper's ablation (§4.3): "removing direct retrieval
+   on the structural memory graph, and instead allowing code entities to be obtained solely through
+   expansion via inter-graph adjacency" - so neither k32 nor k31 code retrieval runs; code enters
+   only through R_dual from the retrieved semantic entities. (The spec says "code only via
+   expansion and repo-wide"; the paper wins.)
 3. **Graph-adjacency expansion** (``gae``): ``E1 = E0 ∪ {e | (e', e) ∈ R_se ∪ R_st, e' ∈ E0}`` (Eq. 8)
    then ``E2 = E1 ∪ {e | (e', e) ∈ R_dual ∪ R*_dual, e' ∈ E1}`` (Eq. 9) - one hop each, no more.
    Repository-wide hits that are not instantiated in the structural graph stay in the context but
@@ -27,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from reconmem.context import DUAL_QUERY, EXPANSION, ORIGINAL_QUERY, REPO_WIDE, Context, ContextItem, build_messages
-from reconmem.graph import DualMemoryGraph, VectorStore
+from reconmem.graph import DualMemoryGraph, VectorStore, dot_rows, top_k_scores
 from reconmem.prompts import render_prompt
 
 if TYPE_CHECKING:
@@ -61,7 +65,9 @@ class RepositoryVectors:
         if self._paths is None:
             paths, matrix = self.repo.entity_vectors(self.embedder, kinds=self.kinds)
             self._paths = list(paths)
-            self._matrix = np.asarray(matrix, dtype=np.float32)
+            matrix = np.asarray(matrix, dtype=np.float32)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True) if matrix.size else np.ones((0, 1), np.float32)
+            self._matrix = np.ascontiguousarray(matrix / np.maximum(norms, 1e-12))  # dot product = cosine
             self._rows = {p: i for i, p in enumerate(self._paths)}
 
     @property
@@ -83,12 +89,13 @@ class RepositoryVectors:
 
     def top_k(self, query_vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Repository-wide top-``k`` code entities by cosine similarity (ties by path order)."""
-        from reconmem.embed import cosine_top_k
-
         self._ensure()
         if k <= 0 or not self._paths:
             return []
-        return [(self._paths[i], s) for i, s in cosine_top_k(query_vector, self._matrix, k)]  # type: ignore[index]
+        q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        q = q / max(float(np.linalg.norm(q)), 1e-12)
+        scores = dot_rows(self._matrix, q)  # type: ignore[arg-type]
+        return [(self._paths[i], s) for i, s in top_k_scores(scores, k)]  # ties: repository order
 
 
 @dataclass
@@ -169,7 +176,7 @@ class JointRecall:
                 Hit("code", path, code_source, STAGE_INITIAL, score, routes=["structural_graph"])
                 for path, score in self.graph.structural_vectors.top_k(code_vector, cfg.k32)
             ]
-        if self.code_vectors is not None:
+        if cfg.smg and self.code_vectors is not None:  # w/o SMG: code only via inter-graph expansion (§4.3)
             hits += [
                 Hit("code", path, REPO_WIDE, STAGE_INITIAL, score, in_graph=path in self.graph.structural,
                     routes=["repo_wide"])

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.bench llm", description=__doc__.splitlines()[0])
     parser.add_argument("--backbone", default="local", help="conf/backbone/<name>.yaml or a YAML path (default: local)")
     parser.add_argument("--max-tokens", type=int, default=128, help="output tokens to generate (default 128)")
-    parser.add_argument("--threads", type=int, default=None, help="override backbone.local.threads")
+    parser.add_argument("--threads", default=None, help="override backbone.local.threads (an integer or auto)")
     parser.add_argument("--n-ctx", type=int, default=None, help="override backbone.local.n_ctx")
     args = parser.parse_args(argv)
 
@@ -75,14 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="bench-llm-") as cache_dir:
             client = LLMClient(spec, ledger=UsageLedger(), cache_path=Path(cache_dir) / "cache.sqlite")
-            load_s = None
+            load = ""
             if spec.is_local:
                 from reconmem import local_model
 
                 started = time.perf_counter()
-                model = local_model.ensure_registered(spec)
-                load_s = time.perf_counter() - started
-                model_load = model.load_seconds
+                model = local_model.get_model(spec.local or {})  # assemble / verify the GGUF
+                gguf_s = time.perf_counter() - started
+                model.load()
+                local_model.ensure_registered(spec)
+                load = (f"GGUF ready {gguf_s:.1f} s, load {model.load_seconds or 0.0:.1f} s, threads {model.threads}, "
+                        f"n_ctx {model.n_ctx}, RSS {rss_gb():.2f} GB, ")
             miss = client.chat(PROMPT, purpose="bench", max_tokens=args.max_tokens, temperature=0.0)
             miss_s = client.ledger.events[-1]["seconds"]
             hit = client.chat(PROMPT, purpose="bench", max_tokens=args.max_tokens, temperature=0.0)
@@ -93,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
 
     out_tokens = miss.usage.output_tokens
     where = f"{spec.name} ({spec.model})"
-    if load_s is not None:
-        load = f"load {model_load:.1f} s (incl. GGUF check {load_s:.1f} s), RSS {rss_gb():.2f} GB, n_ctx {client.context_window}, "
-    else:
-        load = ""
+    try:
+        busy = f"load avg {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    except OSError:
+        busy = f"{os.cpu_count()} cores"
     print(f"llm {where}: {load}{out_tokens} output tokens (+{miss.usage.input_tokens} prompt) in {miss_s:.2f} s "
-          f"= {out_tokens / miss_s:.1f} tok/s end-to-end")
+          f"= {out_tokens / miss_s:.1f} tok/s end-to-end ({busy})")
     same = hit.cached and hit.text == miss.text and hit.usage == miss.usage
     print(f"llm cache: miss {miss_s:.3f} s, hit {hit_s * 1000:.2f} ms -> speed-up {miss_s / hit_s:,.0f}x "
           f"(identical reply and usage: {'yes' if same else 'NO'})")

@@ -14,7 +14,6 @@ GT items come from the sample file named in the run's ``config.yaml`` (``benchma
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -29,22 +28,14 @@ CONFIG_DIR = Path(__file__).resolve().parents[1] / "conf"
 log = logging.getLogger("scripts.coverage")
 
 
-def load_sample_specs(path: Path) -> dict[str, dict[str, Any]]:
-    """LoCoEval samples (JSONL, our format) by id; only ``id`` and ``requirements[].gt_items`` are used."""
-    if not path.is_file():
-        raise FileNotFoundError(f"LoCoEval samples file not found: {path} (pass --samples)")
-    specs: dict[str, dict[str, Any]] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{n}: invalid JSON ({exc})") from exc
-        if "id" not in row or not isinstance(row.get("requirements"), list):
-            raise ValueError(f"{path}:{n}: a sample needs 'id' and a 'requirements' list")
-        specs[str(row["id"])] = row
-    return specs
+def load_sample_specs(source: str | Path) -> dict[str, dict[str, Any]]:
+    """GT items of every LoCoEval sample of ``source`` (any source benchmarks.locoeval.loader reads:
+    a JSONL path, ``package:...``, ``hf:...``, the official layout), as ``{id: {requirements: ...}}``."""
+    from benchmarks.locoeval.loader import load_samples
+
+    return {s.id: {"id": s.id, "requirements": [
+        {"req_id": r.req_id, "gt_items": [{"id": g.id, "text": g.text} for g in r.gt_items]} for r in s.requirements]}
+        for s in load_samples(source)}
 
 
 def compose(judge_backbone: str | None, overrides: list[str]) -> Any:
@@ -70,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from benchmarks.analysis.coverage import PROMPT_VERSION, CoverageJudge, judge_sample
     from benchmarks.analysis.records import LOCOEVAL, load_runs
-    from benchmarks.harness import ConfigError, build_llm, resolve_data_path
+    from benchmarks.harness import ConfigError, build_llm
     from benchmarks.runs import atomic_write_json
     from reconmem.llm import UsageLedger
 
@@ -87,15 +78,16 @@ def main(argv: list[str] | None = None) -> int:
     judge = CoverageJudge(llm, max_tokens=int(cfg.judge_backbone.max_output_tokens))
     judge_model = str(cfg.judge_backbone.model)
     runs = load_runs(args.runs)
-    spec_cache: dict[Path, dict[str, dict[str, Any]]] = {}
+    spec_cache: dict[str, dict[str, dict[str, Any]]] = {}
     done = skipped = failed = 0
     for run in runs.select(family=LOCOEVAL):
         if run.method not in args.methods:
             continue
-        spec_path = Path(args.samples) if args.samples else resolve_data_path(
-            str((run.config.get("benchmark") or {}).get("samples") or ""))
+        spec_path = str(args.samples or (run.config.get("benchmark") or {}).get("samples") or "")
         try:
-            specs = spec_cache.setdefault(spec_path, load_sample_specs(spec_path))
+            if spec_path not in spec_cache:
+                spec_cache[spec_path] = load_sample_specs(spec_path)
+            specs = spec_cache[spec_path]
         except (FileNotFoundError, ValueError) as exc:
             print(f"error: run {run.path}: {exc}", file=sys.stderr)
             return 2

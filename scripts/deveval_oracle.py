@@ -66,7 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test run")
     ap.add_argument("--memory-mb", type=int, default=5120)
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--deveval-way", action="store_true",
+                    help="throughput baseline: DevEval's way (one `python -m pytest <id>` process per test id, "
+                         "sequentially, editing one tree in place) instead of the executor")
     args = ap.parse_args(argv)
+    if args.deveval_way:
+        return deveval_way(args)
 
     t0 = time.monotonic()
     manifest = load_manifest(args.manifest)
@@ -152,6 +157,62 @@ def main(argv: list[str] | None = None) -> int:
           f"{report['tasks_per_minute']} tasks/min)")
     print(f"oracle: {ref_pass}/{n} reference pass, {blank_fail}/{n} blank fail, {seconds:.0f} s", flush=True)
     return 0 if not setup_errors else 1
+
+
+def deveval_way(args) -> int:
+    """Run the selected tasks DevEval's way, for a throughput baseline (same venvs, no sandbox)."""
+    import shutil
+    import subprocess
+
+    from benchmarks.deveval.providers import locate_function, task_file
+    from benchmarks.deveval.splice import BLANK_BODY, splice_body
+    from benchmarks.sandbox.local import LocalExecutor
+
+    t0 = time.monotonic()
+    manifest = load_manifest(args.manifest)
+    tasks_by_ns = {t.namespace: t for t in load_tasks(args.data)}
+    jobs = select_jobs(manifest, tasks_by_ns, args.projects, all_located=args.all_located, limit=args.limit)
+    venvs = LocalExecutor().venvs
+    trees, n_ok = {}, 0
+    with tempfile.TemporaryDirectory(prefix="deveval-way-") as tmp:
+        for entry, task, loc in jobs:
+            if entry.project_path not in trees:
+                src = get_snapshot(entry.repo_spec(), manifest=manifest)
+                dst = Path(tmp) / entry.pypi_name
+                shutil.copytree(src, dst)
+                for p in dst.rglob("*"):
+                    if p.is_file():
+                        p.chmod(0o644)
+                trees[entry.project_path] = (dst, venvs.ensure(env_spec_for(entry)))
+            tree, python = trees[entry.project_path]
+            env = {**os.environ, "PYTHONPATH": str(tree / entry.pythonpath_in_tree), "PYTHONDONTWRITEBYTECODE": "1"}
+            path = task_file(tree, task)
+            original = path.read_text()
+            location = locate_function(path, task, loc)
+
+            def run_all() -> bool:
+                ok = True
+                for test_id in task.tests:
+                    try:
+                        rc = subprocess.run([str(python), "-m", "pytest", test_id], cwd=tree, env=env,
+                                            capture_output=True, timeout=args.timeout).returncode
+                    except subprocess.TimeoutExpired:
+                        rc = -1
+                    ok = ok and rc == 0
+                return ok
+
+            ref_ok = run_all()
+            path.write_text(splice_body(original, location.body_start, location.body_end, BLANK_BODY,
+                                        location.indent))
+            blank_ok = run_all()
+            path.write_text(original)
+            n_ok += ref_ok and not blank_ok
+            if not args.quiet:
+                print(f"{task.namespace}: ref={'pass' if ref_ok else 'fail'} blank={'pass' if blank_ok else 'fail'}",
+                      flush=True)
+    seconds = time.monotonic() - t0
+    print(f"deveval-way: {n_ok}/{len(jobs)} usable, {seconds:.0f} s, {len(jobs) / seconds * 60:.2f} tasks/min")
+    return 0
 
 
 if __name__ == "__main__":

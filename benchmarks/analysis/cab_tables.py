@@ -1,129 +1,105 @@
 """CodeAssistBench tables: Table 2 (correctness, verbosity, turns) and Table 5 (tokens per issue and
-per turn, Eq. 12–13) — pure functions over ``RunSet.samples_frame("cab")``.
+per turn, Eq. 12–13).
 
-Evaluated issues are those with ``status == "ok"`` (the judge returned a verdict). Issues that could
-not be initialised (``init_failed``), whose judge failed (``judge_error``), that needed Docker where
-none was available (``docker_unavailable``) or that crashed (``error``) are excluded and counted in
-the "Excluded issues" row, never scored as incorrect. Percentages are over evaluated issues.
-
-Maintainer tokens = response purposes (``turn_generation``, ``maintainer_tool_step``, ...); Memory
-tokens = every other counted purpose (see ``benchmarks.analysis.tokens``); user-agent and judge calls
-are excluded. Tok./Turn is macro-averaged over issues: T_i / r_i, then the mean (Eq. 13).
+The metric definitions are the CAB benchmark's own (:mod:`benchmarks.cab.metrics`: evaluated issues
+are ``status == "ok"``; ``init_failed`` / ``docker_unavailable`` / ``judge_error`` / ``error`` are
+excluded and counted; maintainer vs memory tokens by ledger ``role`` / purpose); this module only
+groups the records by backbone and method and lays the numbers out as the paper does.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-import numpy as np
 import pandas as pd
 
 from benchmarks.analysis import labels
 from benchmarks.analysis.render import MISSING, Block, Table, fmt_int, fmt_num, is_missing
 
 NAN = float("nan")
-VERDICTS = {"CORRECT": "correct", "PARTIALLY CORRECT": "partially_correct", "INCORRECT": "incorrect",
-            "NOT CORRECT": "incorrect"}
-VERBOSITY = {"APPROPRIATE": "appropriate", "VERBOSE": "verbose", "CONCISE": "terse", "TERSE": "terse"}
+EXCLUDED_COUNTS = ("init_failed_count", "docker_unavailable_count", "judge_error_count", "error_count")
 
 
-def _norm(value: Any, mapping: dict[str, str], field: str, sample: str) -> str:
-    key = " ".join(str(value or "").upper().replace("_", " ").replace("-", " ").split())
-    if key not in mapping:
-        raise ValueError(f"CAB record {sample}: unknown {field} {value!r} (expected one of {sorted(mapping)})")
-    return mapping[key]
+def cab_records(runs: Any, benchmark: str | None = None) -> list[dict[str, Any]]:
+    """Every CAB issue record (one per backbone × method × issue, run ids merged) with its keys.
+
+    ``turns`` falls back to ``n_turns``; a record without ``tokens`` gets them from its ledger via
+    :func:`benchmarks.cab.metrics.issue_tokens`.
+    """
+    from benchmarks.analysis.records import CAB
+    from benchmarks.cab.metrics import issue_tokens
+
+    out = []
+    for s in runs.merged_samples(benchmark, family=CAB):
+        r = dict(s.result)
+        r.setdefault("sample_id", s.sample_id)
+        if "turns" not in r and "n_turns" in r:
+            r["turns"] = r["n_turns"]
+        if r.get("status") == "ok" and not isinstance(r.get("tokens"), dict):
+            r["tokens"] = issue_tokens(s.ledger())
+        out.append({"benchmark": s.run.benchmark, "backbone": s.run.backbone, "method": s.run.method, "result": r})
+    return out
 
 
-def issue_metrics(issues: pd.DataFrame) -> pd.DataFrame:
-    """Per-issue metric columns for ok issues: verdict / verbosity categories, turns and tokens."""
-    ok = issues[issues["status"] == "ok"].copy() if not issues.empty else issues.copy()
-    if ok.empty:
-        return ok
-    ok["verdict_cat"] = [_norm(v, VERDICTS, "verdict", s) for v, s in zip(ok["verdict"], ok["sample_id"])]
-    ok["verbosity_cat"] = [_norm(v, VERBOSITY, "verbosity", s) for v, s in zip(ok["verbosity"], ok["sample_id"])]
-    ok["maintainer_tokens"] = ok.get("response_tokens", 0)
-    ok["memory_tokens"] = ok.get("memory_tokens", 0)
-    ok["combined_tokens"] = ok["maintainer_tokens"] + ok["memory_tokens"]
-    return ok
+def cab_summary(records: Sequence[dict[str, Any]], *, methods: Sequence[str] | None = labels.CAB_METHODS) -> pd.DataFrame:
+    """One row per (backbone, method): :func:`benchmarks.cab.metrics.summarize` of its issues.
+
+    ``methods`` are always listed (missing ones as empty rows); methods present in the records are
+    added after them."""
+    from benchmarks.cab.metrics import summarize
+
+    rows = []
+    backbones = labels.order_backbones({r["backbone"] for r in records})
+    for bb in backbones:
+        present = {r["method"] for r in records if r["backbone"] == bb}
+        for m in labels.order_methods(set(methods or ()) | present):
+            results = [r["result"] for r in records if r["backbone"] == bb and r["method"] == m]
+            row: dict[str, Any] = {"backbone": bb, "method": m, "n_records": len(results)}
+            if results:
+                row.update(summarize(results))
+                row["excluded"] = sum(int(row.get(k) or 0) for k in EXCLUDED_COUNTS)
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    return frame.astype({c: float for c in frame.columns if c.endswith(("_pct", "_per_issue", "_per_turn"))
+                         or c == "avg_turns"}) if len(frame) else frame
 
 
-def _methods(issues: pd.DataFrame, methods: Sequence[str] | None) -> list[str]:
-    present = set(issues["method"]) if not issues.empty else set()
-    return labels.order_methods(set(methods or ()) | present)
+def _blocks(summary: pd.DataFrame, spec: Sequence[tuple[str, str, Any]]) -> list[Block]:
+    blocks = []
+    for bb in labels.order_backbones(set(summary["backbone"])) if len(summary) else []:
+        sel = summary[summary["backbone"] == bb].set_index("method")
+        methods = list(sel.index)
+        columns = [("Metric",)] + [(labels.method_label(m),) for m in methods]
+        rows = []
+        for name, key, fmt in spec:
+            rows.append([name] + [MISSING if key not in sel or is_missing(sel.loc[m, key]) or not sel.loc[m, "n_records"]
+                                  else fmt(sel.loc[m, key]) for m in methods])
+        blocks.append(Block(columns=columns, rows=rows, heading=labels.backbone_label(bb)))
+    return blocks
 
 
-def table2(issues: pd.DataFrame, *, methods: Sequence[str] | None = labels.CAB_METHODS) -> Table:
+def table2(summary: pd.DataFrame) -> Table:
     """Correct / Partially Correct / Appropriate / Verbose / Terse (%) and Avg. Turns per method."""
-    per_issue = issue_metrics(issues)
-    rows, blocks = [], []
-    for bb in labels.order_backbones(set(issues["backbone"]) if not issues.empty else set()):
-        ms = _methods(issues[issues["backbone"] == bb], methods)
-        columns = [("Metric",)] + [(labels.method_label(m),) for m in ms]
-        metrics: dict[str, dict[str, float]] = {}
-        for m in ms:
-            sel = per_issue[(per_issue["backbone"] == bb) & (per_issue["method"] == m)] if not per_issue.empty else per_issue
-            allsel = issues[(issues["backbone"] == bb) & (issues["method"] == m)]
-            n = len(sel)
-            pct = (lambda col, cat: 100.0 * float((sel[col] == cat).mean()) if n else NAN)
-            metrics[m] = {
-                "correct_pct": pct("verdict_cat", "correct"),
-                "partially_correct_pct": pct("verdict_cat", "partially_correct"),
-                "appropriate_pct": pct("verbosity_cat", "appropriate"),
-                "verbose_pct": pct("verbosity_cat", "verbose"),
-                "terse_pct": pct("verbosity_cat", "terse"),
-                "avg_turns": float(sel["n_turns"].mean()) if n else NAN,
-                "n_evaluated": n,
-                "n_excluded": int(len(allsel) - n),
-            }
-            rows.append({"backbone": bb, "method": m, **metrics[m]})
-        spec = [("Correct (%)", "correct_pct", 2), ("Partially Correct (%)", "partially_correct_pct", 2),
-                ("Appropriate (%)", "appropriate_pct", 2), ("Verbose (%)", "verbose_pct", 2),
-                ("Terse (%)", "terse_pct", 2), ("Avg. Turns", "avg_turns", 2)]
-        display = [[name] + [fmt_num(metrics[m][key], d) for m in ms] for name, key, d in spec]
-        display.append(["Evaluated issues"] + [str(metrics[m]["n_evaluated"]) if metrics[m]["n_evaluated"] or
-                                              metrics[m]["n_excluded"] else MISSING for m in ms])
-        display.append(["Excluded issues"] + [str(metrics[m]["n_excluded"]) if metrics[m]["n_evaluated"] or
-                                             metrics[m]["n_excluded"] else MISSING for m in ms])
-        blocks.append(Block(columns=columns, rows=display, heading=labels.backbone_label(bb)))
-    data = pd.DataFrame(rows, columns=["backbone", "method", "correct_pct", "partially_correct_pct", "appropriate_pct",
-                                       "verbose_pct", "terse_pct", "avg_turns", "n_evaluated", "n_excluded"])
-    notes = ["Percentages over evaluated issues (status ok); Terse = the judge's CONCISE. Excluded: init_failed, "
-             "judge_error, docker_unavailable and errored issues (not scored)."]
-    return Table("table2", "Table 2. Performance on CodeAssistBench", data, blocks, notes)
+    pct = (lambda v: fmt_num(v, 2))
+    spec = [("Correct (%)", "correct_pct", pct), ("Partially Correct (%)", "partially_correct_pct", pct),
+            ("Appropriate (%)", "appropriate_pct", pct), ("Verbose (%)", "verbose_pct", pct),
+            ("Terse (%)", "terse_pct", pct), ("Avg. Turns", "avg_turns", pct),
+            ("Evaluated issues", "evaluated", lambda v: str(int(v))), ("Excluded issues", "excluded", lambda v: str(int(v)))]
+    cols = ["backbone", "method", "correct_pct", "partially_correct_pct", "incorrect_pct", "appropriate_pct",
+            "verbose_pct", "terse_pct", "avg_turns", "evaluated", "excluded", *EXCLUDED_COUNTS]
+    data = summary.reindex(columns=cols)
+    notes = ["Percentages over evaluated (judged) issues; Terse = the judge's CONCISE. Excluded and not scored: "
+             "init_failed, docker_unavailable, judge_error and errored issues (benchmarks.cab.metrics)."]
+    return Table("table2", "Table 2. Performance on CodeAssistBench", data, _blocks(summary, spec), notes)
 
 
-def table5(issues: pd.DataFrame, *, methods: Sequence[str] | None = labels.CAB_METHODS) -> Table:
+def table5(summary: pd.DataFrame) -> Table:
     """Maintainer / Memory / Combined tokens per issue (mean) and per turn (macro over issues)."""
-    per_issue = issue_metrics(issues)
-    rows, blocks = [], []
-    kinds = (("Maintainer", "maintainer_tokens"), ("Memory", "memory_tokens"), ("Combined", "combined_tokens"))
-    for bb in labels.order_backbones(set(issues["backbone"]) if not issues.empty else set()):
-        ms = _methods(issues[issues["backbone"] == bb], methods)
-        columns = [("Metric",)] + [(labels.method_label(m),) for m in ms]
-        values: dict[tuple[str, str], float] = {}
-        for m in ms:
-            sel = per_issue[(per_issue["backbone"] == bb) & (per_issue["method"] == m)] if not per_issue.empty else per_issue
-            turns = sel["n_turns"].astype(float).to_numpy() if len(sel) else np.array([])
-            for name, col in kinds:
-                tok = sel[col].astype(float).to_numpy() if len(sel) else np.array([])
-                per_issue_mean = float(tok.mean()) if len(tok) else NAN
-                valid = turns > 0
-                per_turn = float(np.mean(tok[valid] / turns[valid])) if valid.any() else NAN
-                values[(m, f"{name} Tok./Issue")] = per_issue_mean
-                values[(m, f"{name} Tok./Turn")] = per_turn
-                rows.append({"backbone": bb, "method": m, "kind": name.lower(), "tokens_per_issue": per_issue_mean,
-                             "tokens_per_turn": per_turn, "n_evaluated": int(len(sel))})
-        display = []
-        for unit in ("Tok./Issue", "Tok./Turn"):
-            for name, _ in kinds:
-                metric = f"{name} {unit}"
-                display.append([metric] + [fmt_int(values[(m, metric)]) for m in ms])
-        blocks.append(Block(columns=columns, rows=display, heading=labels.backbone_label(bb)))
-    data = pd.DataFrame(rows, columns=["backbone", "method", "kind", "tokens_per_issue", "tokens_per_turn",
-                                       "n_evaluated"])
-    notes = ["Input + output tokens over evaluated issues; Tok./Turn = mean over issues of tokens / turns (Eq. 13).",
-             "Maintainer = response-generation purposes; Memory = all other counted purposes; user agent and judge "
-             "excluded."]
-    if data.empty or all(is_missing(v) for v in data["tokens_per_issue"]):
-        notes.append("No evaluated issues.")
-    return Table("table5", "Table 5. Token consumption on CodeAssistBench", data, blocks, notes)
+    spec = [(f"{k.capitalize()} Tok./{u.capitalize()}", f"{k}_tokens_per_{u}", fmt_int)
+            for u in ("issue", "turn") for k in ("maintainer", "memory", "combined")]
+    cols = ["backbone", "method", *(key for _, key, _ in spec), "evaluated"]
+    data = summary.reindex(columns=cols)
+    notes = ["Input + output tokens over evaluated issues; Tok./Turn = mean over issues of tokens / turns (Eq. 13). "
+             "Maintainer = the Maintainer Agent's calls; Memory = the external memory mechanism's calls; user agent "
+             "and judge excluded (benchmarks.cab.metrics)."]
+    return Table("table5", "Table 5. Token consumption on CodeAssistBench", data, _blocks(summary, spec), notes)

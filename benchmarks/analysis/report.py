@@ -160,17 +160,18 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
 def _cab(report: Report, runs: RunSet, benchmark: str, out: Path) -> None:
     from benchmarks.analysis import cab_tables
 
-    issues = runs.samples_frame(benchmark, family=CAB)
+    records = cab_tables.cab_records(runs, benchmark)
+
+    def summary() -> Any:
+        if not records:
+            raise Skip("no CAB records")
+        return cab_tables.cab_summary(records)
 
     def t2() -> Artefact:
-        if issues.empty:
-            raise Skip("no CAB records")
-        return _table_artefact(benchmark, cab_tables.table2(issues), out, "CAB correctness, verbosity, turns")
+        return _table_artefact(benchmark, cab_tables.table2(summary()), out, "CAB correctness, verbosity, turns")
 
     def t5() -> Artefact:
-        if issues.empty:
-            raise Skip("no CAB records")
-        return _table_artefact(benchmark, cab_tables.table5(issues), out, "CAB tokens per issue and per turn")
+        return _table_artefact(benchmark, cab_tables.table5(summary()), out, "CAB tokens per issue and per turn")
 
     _step(report, benchmark, "table2", t2)
     _step(report, benchmark, "table5", t5)

@@ -55,6 +55,7 @@ def tsne_points(items: pd.DataFrame, *, embed: Callable[[Sequence[str]], np.ndar
                 seed: int = 0) -> pd.DataFrame:
     """2-d t-SNE coordinates (columns ``x``, ``y``) per panel; panels with < 3 points are dropped."""
     from sklearn.manifold import TSNE
+    from threadpoolctl import threadpool_limits
 
     embed = embed or default_embed
     parts = []
@@ -64,8 +65,10 @@ def tsne_points(items: pd.DataFrame, *, embed: Callable[[Sequence[str]], np.ndar
             continue
         vectors = np.asarray(embed(sel["text"].tolist()), dtype=np.float32)
         perplexity = float(min(30.0, max(1.0, (len(sel) - 1) / 3)))
-        xy = TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed,
-                  metric="cosine").fit_transform(vectors)
+        # One thread: OpenMP spin-waiting makes t-SNE ~40x slower on a busy shared machine.
+        with threadpool_limits(1):
+            xy = TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed,
+                      metric="cosine").fit_transform(vectors)
         parts.append(sel.assign(x=xy[:, 0], y=xy[:, 1]))
     cols = [*items.columns, "x", "y"]
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)

@@ -110,9 +110,9 @@ def parse_user_reply(raw: str) -> UserReply:
         section = raw[h.start():]
         reason_m = re.search(r"REASON\**\s*[:=\-]\s*\**\s*(.+)", section, re.IGNORECASE)
         reason = reason_m.group(1).strip() if reason_m else ""
-        head = raw[: h.start()]
-        head = re.sub(r"(\n\s*(-{3,}|\*{3,}|_{3,})\s*)+$", "", head.rstrip()).rstrip()
-        head = re.sub(r"[#*\s]+$", "", head) if head.rstrip().endswith(("#", "**")) else head
+        head = raw[: h.start()].rstrip(" \t\r\n*#_")
+        while re.search(r"(^|\n)[ \t]*(-{3,}|\*{3,}|_{3,}|={3,})$", head):  # trailing horizontal rules
+            head = re.sub(r"(^|\n)[ \t]*(-{3,}|\*{3,}|_{3,}|={3,})$", "", head).rstrip(" \t\r\n*#_")
         return UserReply(text=head.strip(), status=status, reason=reason, raw=raw, status_found=bool(h.group(1)))
     lines = [ln for ln in raw.strip().splitlines() if ln.strip()]
     if lines:

@@ -117,7 +117,8 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
                out_dir: str | Path, user: MockUser | None = None, repo_index: Any = None,
                system_prompt: str | None = None, repo_context_k: int = 0,
                turn_max_tokens: int | None = None, task_max_tokens: int | None = None,
-               context_window: int | None = None, progress: bool = True) -> dict[str, Any]:
+               context_window: int | None = None, purpose_max_tokens: Mapping[str, int] | None = None,
+               progress: bool = True) -> dict[str, Any]:
     """Run one sample end to end and write its records into ``out_dir``; return the result dict.
 
     Raises on any failure (the caller records ``status: error``). ``result.json`` is NOT written
@@ -132,7 +133,8 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
     started = time.perf_counter()
     ledger = llm.ledger
     user = user or MockUser(None)
-    budgeted = BudgetedLLM(llm, {"turn_generation": turn_max_tokens, "task_generation": task_max_tokens})
+    budgeted = BudgetedLLM(llm, {**dict(purpose_max_tokens or {}), "turn_generation": turn_max_tokens,
+                                 "task_generation": task_max_tokens})
     session = Session(
         sample_id=sample.id, llm=budgeted, embedder=embedder, repo=repo_index,
         system_prompt=system_prompt or load_prompt("response_system"),
@@ -321,6 +323,7 @@ def run_benchmark(cfg: Any) -> dict[str, Any]:
                 user=MockUser(user_llm, max_tokens=user_max), repo_index=sample_index(sample, cache_dir),
                 system_prompt=_system_prompt(bench), repo_context_k=int(bench.get("repo_context_k", 0) or 0),
                 turn_max_tokens=bench.get("turn_max_tokens"), task_max_tokens=bench.get("task_max_tokens"),
+                purpose_max_tokens=_plain(bench.get("purpose_max_tokens")),
                 progress=bool(bench.get("progress", True)),
             )
         except Exception as exc:  # noqa: BLE001 - recorded, retried on the next run
@@ -346,6 +349,15 @@ def run_benchmark(cfg: Any) -> dict[str, Any]:
         summary["cr"] = 1.0
     runs.atomic_write_json(run_dir.path / "summary.json", summary)
     return summary
+
+
+def _plain(node: Any) -> dict[str, int]:
+    if not node:
+        return {}
+    from omegaconf import OmegaConf
+
+    data = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else dict(node)
+    return {str(k): int(v) for k, v in data.items() if v}
 
 
 def _system_prompt(bench: Any) -> str:

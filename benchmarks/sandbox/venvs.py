@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from .base import EnvSpec
-from .shims import install_shims
+from .shims import install_shims, shim_files
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +87,11 @@ class VenvCache:
             shutil.rmtree(target)
         t0 = time.monotonic()
         log.info("building venv for %s at %s", env.name, target)
+        shim_files(env.compat_shims)          # unknown shim names fail before any work
         self._check_python(env)
-        self._run(env, "venv creation", [self.base_python, "-m", "venv", str(target)])
+        needs_pip = bool(env.pip_specs or env.project_sdist)
+        self._run(env, "venv creation", [self.base_python, "-m", "venv", *([] if needs_pip else ["--without-pip"]),
+                                         str(target)])
         py = str(target / "bin" / "python")
         if env.pip_specs:
             cmd = [py, "-m", "pip", "install", "-q"]

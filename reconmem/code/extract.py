@@ -341,7 +341,7 @@ class JavaScriptExtractor(Extractor):
                 value = self.field(decl, "value")
                 name = self.text(name_node)
                 if value is not None and value.type in self.FUNCTION_VALUES:
-                    self.add(scope, name, FUNCTION, span, header_end=self.body_start(value), subkind="function", span_end=None)
+                    self.add(scope, name, FUNCTION, span, header_end=self.body_start(value), subkind="function")
                 elif value is not None and value.type in self.CLASS_TYPES:
                     self.class_like(value, span, scope, "class", name=name)
                 else:

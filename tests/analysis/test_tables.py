@@ -71,7 +71,10 @@ def test_table1_missing_cells_are_missing(frames):
     md = t.to_markdown()
     gpt_row = next(line for line in md.splitlines() if line.startswith("| GPT-5 mini"))
     assert gpt_row.split(" | ")[3] == MISSING  # Vanilla RAG Pass@1
-    assert "| MemGPT Pass@1 |" in md.replace("MemGPT Pass@1", "| MemGPT Pass@1 |") or "MemGPT Pass@1" in md
+    header = next(line for line in md.splitlines() if line.startswith("| Model"))
+    memgpt = header.split(" | ").index("MemGPT Pass@1")
+    body = [line.split(" | ") for line in md.splitlines() if line.startswith(("| GPT", "| Qwen", "| Overall"))]
+    assert body and all(cells[memgpt] == MISSING for cells in body)  # a method with no runs at all
     assert "50.000†" in md  # reconmem multi-hop qwen: fewer samples than the other methods
     csv = t.to_csv().splitlines()
     row = next(line for line in csv if line.startswith("single-hop,gpt5_mini,vanilla_rag,"))
@@ -144,12 +147,13 @@ def test_table6_ablations(frames):
     assert set(t.data.backbone) == {"qwen3_235b"}  # the only backbone with an ablation run
     assert d.loc[("single-hop", "reconmem_wo_gae"), "pass1"] == pytest.approx(200 / 3)
     assert d.loc[("single-hop", "reconmem_wo_gae"), "delta_pp"] == pytest.approx(200 / 3 - 100)
-    assert d.loc[("multi-hop", "reconmem_wo_gae"), "delta_pp"] == pytest.approx(60 - 50)
+    assert d.loc[("multi-hop", "reconmem_wo_gae"), "pass1"] == pytest.approx(40)  # s3 [T,T,F], s4 [F,F]
+    assert d.loc[("multi-hop", "reconmem_wo_gae"), "delta_pp"] == pytest.approx(40 - 50)
     wo_in = lambda s, bb: rm_in(s, bb, turn_input=250)  # noqa: E731
     assert d.loc[("multi-hop", "reconmem_wo_gae"), "cr"] == pytest.approx(cr(["s3", "s4"], "qwen3_235b", mine=wo_in))
     assert math.isnan(d.loc[("multi-hop", "reconmem_wo_smg"), "pass1"])
     md = t.to_markdown()
-    assert "66.667 ↓ 33.333" in md and "60.000 ↑ 10.000" in md
+    assert "66.667 ↓ 33.333" in md and "40.000 ↓ 10.000" in md
 
 
 def test_tables_write_three_formats(frames, tmp_path):

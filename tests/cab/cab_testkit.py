@@ -61,3 +61,27 @@ class SpyManager(ContextManager):
 
     def state(self) -> dict[str, Any]:
         return {"turns": len(self.turns)}
+
+
+# ---- script functions for `backbone.model=scripted/cab_testkit:<name>` (run_benchmark tests)
+SCRIPT_CALLS: dict[str, int] = {"maintainer": 0, "user": 0, "judge": 0}
+
+
+def scripted_maintainer(messages: list[dict[str, Any]], purpose: str) -> Any:
+    """Scripted reply: read the config file once, then answer from it."""
+    if purpose not in ("turn_generation", "maintainer_tool_step"):  # a method's own memory calls
+        return "{}"
+    SCRIPT_CALLS["maintainer"] += 1
+    if messages[-1]["role"] == "tool":
+        return "Pass Client(timeout=30) or set TINYKV_TIMEOUT=30; the default is DEFAULT_TIMEOUT in tinykv/config.py."
+    return {"tool_calls": [{"id": "t1", "name": "read_file", "arguments": {"path": "tinykv/config.py"}}]}
+
+
+def scripted_user(messages: list[dict[str, Any]], purpose: str) -> str:
+    SCRIPT_CALLS["user"] += 1
+    return USER_FULL
+
+
+def scripted_judge(messages: list[dict[str, Any]], purpose: str) -> str:
+    SCRIPT_CALLS["judge"] += 1
+    return GOOD_JUDGMENT

@@ -21,10 +21,10 @@ def test_grammars_load_offline_from_the_wheel():
 def test_all_fixture_files_indexed_without_errors(langs_index):
     assert sorted(langs_index.files()) == [
         "c/list.c", "c/list.h", "cpp/geometry.cpp", "cpp/geometry.hpp", "csharp/Inventory.cs",
-        "go/server.go", "java/com/example/Account.java", "js/shapes.js", "ts/store.ts", "ts/view.tsx",
+        "go/server.go", "java/com/example/Account.java", "js/shapes.js", "py/models.py", "ts/store.ts", "ts/view.tsx",
     ]
     assert langs_index.errors == {}
-    assert langs_index.counts() == {"directory": 9, "file": 10, "type": 28, "function": 53, "variable": 53}
+    assert langs_index.counts() == {"directory": 10, "file": 11, "type": 31, "function": 61, "variable": 67}
 
 
 def test_javascript(langs_index):
@@ -136,3 +136,51 @@ def test_compressed_java_class_drops_bodies(langs_index):
     assert "    public void deposit(long amount, String memo)\n" in text
     assert "    enum Kind {\n        CHECKING\n        SAVINGS\n        boolean isSavings()\n    }" in text
     assert "balance += amount" not in text and "return this == SAVINGS" not in text
+
+
+def test_python_fixture(langs_index):
+    k = kinds(langs_index, "py/models.py")
+    assert k == {
+        "dumps": FUNCTION,  # defined inside a module-level try/except
+        "VERSION": VARIABLE, "A": VARIABLE, "B": VARIABLE, "first": VARIABLE, "second": VARIABLE, "third": VARIABLE,
+        "Point": TYPE, "Point/x": VARIABLE, "Point/y": VARIABLE, "Point/ORIGIN": VARIABLE, "Point/norm": FUNCTION,
+        "Point/pair": FUNCTION, "Point/pair#2": FUNCTION, "Point/Meta": TYPE, "Point/Meta/ordering": VARIABLE,
+        "Store": TYPE, "Store/__init__": FUNCTION, "Store/root": VARIABLE, "Store/items": VARIABLE,
+        "Store/count": VARIABLE, "Store/cache": VARIABLE, "Store/load": FUNCTION, "Store/save": FUNCTION,
+        "make_store": FUNCTION,
+    }  # no `hidden` (nested function), no `extra` (outside __init__), no `inner` (function body)
+    version = langs_index.get("py/models.py/VERSION")
+    assert (version.start_line, version.signature) == (14, 'VERSION = "1.0"')  # first binding wins
+    point = langs_index.get("py/models.py/Point")
+    assert point.signature == "@dataclasses.dataclass(frozen=True)\nclass Point:"
+    assert (point.start_line, point.end_line, point.doc) == (20, 43, "A point in the plane.")
+    assert langs_index.get("py/models.py/Store/root").start_line == 48
+    assert langs_index.get("py/models.py/Store/load").signature == "async def load(self, key: str) -> dict:"
+
+
+def test_python_compressed_forms(langs_index):
+    assert langs_index.compress("py/models.py/Point") == "\n".join(
+        [
+            "# path: py/models.py/Point",
+            "@dataclasses.dataclass(frozen=True)",
+            "class Point:",
+            '    """A point in the plane."""',
+            "    x: float",
+            "    y: float = 0.0",
+            '    ORIGIN: "Point | None" = None',
+            "    def norm(self) -> float:",
+            "    @property",
+            "    def pair(self):",
+            "    @pair.setter",
+            "    def pair(self, value):",
+            "    class Meta:",
+            '        ordering = ("x", "y")',
+        ]
+    )
+    assert langs_index.compress("py/models.py/Store/load") == (
+        "# path: py/models.py/Store/load\nasync def load(self, key: str) -> dict:\n    data = await self.cache.get(key)\n    return data"
+    )
+    module = langs_index.compress("py/models.py")
+    assert module.startswith('# path: py/models.py\n"""Data models (fixture for the Python extractor)."""\ndef dumps(obj):\n')
+    assert "\nA = B = 0\nfirst, (second, third) = 1, (2, 3)\n" in module  # one line per statement
+    assert "return" not in module

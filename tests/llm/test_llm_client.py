@@ -278,3 +278,38 @@ def test_backbone_spec_errors_name_the_option():
         BackboneSpec.from_config({**good, "contxt_window": 5})
     with pytest.raises(ValueError, match="missing backbone.model"):
         BackboneSpec.from_config({k: v for k, v in good.items() if k != "model"})
+
+
+def test_cache_safe_across_processes(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from reconmem.testing import ScriptedLLM\n"
+        "tag = sys.argv[1]\n"
+        "llm = ScriptedLLM(lambda m, p: 'r:' + m[-1]['content'], cache_path=sys.argv[2])\n"
+        "for i in range(40):\n"
+        "    llm.chat([{'role': 'user', 'content': f'{tag}-{i % 30}'}], purpose='judge')\n"
+        "print(len(llm.calls))\n"
+    )
+    path = tmp_path / "mp.sqlite"
+    procs = [subprocess.Popen([sys.executable, "-c", code, tag, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, cwd=REPO) for tag in ("a", "b", "a")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-500:] for o in outs]
+    # each process makes at most 30 transport calls (10 of its 40 are repeats it cached itself)
+    assert all(int(o[0]) <= 30 for o in outs)
+    reader = ScriptedLLM([], cache_path=path)
+    assert len(reader.cache) == 60
+    assert reader.chat([{"role": "user", "content": "b-29"}], purpose="judge").text == "r:b-29"
+
+
+def test_api_model_token_counting_works_offline(monkeypatch):
+    """litellm.token_counter needs no network: bundled tiktoken files (cl100k fallback for non-OpenAI models)."""
+    monkeypatch.setenv("RECONMEM_TEST_KEY", "x")
+    for model in ("openai/gpt-5-mini", "deepseek/deepseek-chat", "openrouter/qwen/qwen3-235b-a22b-2507"):
+        client = LLMClient(BackboneSpec(name="api", model=model, context_window=1000, max_output_tokens=10,
+                                        api_key_env="RECONMEM_TEST_KEY"))
+        assert client.count_tokens("hello world, how are you") == 6
+        assert 10 <= client.count_tokens(MSGS) <= 30

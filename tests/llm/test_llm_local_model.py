@@ -104,11 +104,27 @@ class FakeServer(local_model.LocalModel):
         return sum(len(str(m["content"]).split()) for m in messages)
 
 
+def _install_fake(monkeypatch, gguf, fake):
+    monkeypatch.setattr(local_model, "_MODELS", {(str(gguf.resolve()), 64, "auto"): fake})
+    monkeypatch.setattr(local_model, "_RESOLVED", {})
+
+
+def test_threads_setting(monkeypatch):
+    assert local_model.resolve_threads(3) == 3
+    monkeypatch.setattr(local_model.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(local_model.os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert local_model.resolve_threads("auto") == 2
+    monkeypatch.setattr(local_model.os, "getloadavg", lambda: (6.0, 6.0, 6.0))
+    assert local_model.resolve_threads(None) == 1
+    with pytest.raises(ValueError, match="backbone.local.threads"):
+        local_model.resolve_threads("many")
+
+
 def test_litellm_local_provider_plumbing(tmp_path, monkeypatch):
     gguf = tmp_path / "fake.gguf"
     gguf.write_bytes(b"GGUF")
     fake = FakeServer(gguf)
-    monkeypatch.setitem(local_model._MODELS, (str(gguf.resolve()), 64, 2), fake)
+    _install_fake(monkeypatch, gguf, fake)
     spec = BackboneSpec(name="fake", model="local/fake-model", context_window=64, max_output_tokens=16,
                         local={"gguf_path": str(gguf), "n_ctx": 64})
     client = LLMClient(spec, ledger=UsageLedger())
@@ -130,6 +146,7 @@ def local_client():
     from omegaconf import OmegaConf
 
     spec = BackboneSpec.from_config(OmegaConf.load(REPO / "conf" / "backbone" / "local.yaml"))
+    spec.local["threads"] = "auto"  # 1 thread when the shared machine is busy (2 threads collapse there)
     return LLMClient(spec, ledger=UsageLedger())
 
 
@@ -151,7 +168,7 @@ def test_prompt_over_window_rejected_before_the_server(tmp_path, monkeypatch):
     gguf = tmp_path / "fake.gguf"
     gguf.write_bytes(b"GGUF")
     fake = FakeServer(gguf)
-    monkeypatch.setitem(local_model._MODELS, (str(gguf.resolve()), 64, 2), fake)
+    _install_fake(monkeypatch, gguf, fake)
     spec = BackboneSpec(name="fake", model="local/fake-model", context_window=1000, max_output_tokens=16,
                         local={"gguf_path": str(gguf), "n_ctx": 64})
     client = LLMClient(spec)

@@ -42,3 +42,36 @@ def fake_evaluate(namespace, reply_text, *, repo_spec, executor, manifest=None):
     passed = "return a + b" in reply_text
     return {"outcome": "pass" if passed else "fail", "passed": passed, "log": "scripted evaluator",
             "seconds": 0.0, "completion": "return a + b" if passed else ""}
+
+
+_DEMO_REFS: dict[str, str] = {}
+
+
+def demo_reference_reply(messages, purpose):
+    """Dry run of the demo pipeline: task replies are the REAL reference functions (must pass)."""
+    _log_call(purpose)
+    if purpose != "task_generation":
+        return "Noted."
+    import re
+
+    from benchmarks.deveval.evaluate import reference_for
+    from benchmarks.locoeval.loader import load_samples
+
+    if not _DEMO_REFS:
+        for s in load_samples("package:benchmarks.locoeval/demo/samples.jsonl"):
+            for r in s.requirements:
+                _DEMO_REFS[r.function_name] = reference_for(r.namespace, s.repo_spec)["function"]
+    name = re.search(r"Implement the function `(\w+)`", messages[-1]["content"]).group(1)
+    return "```python\n" + _DEMO_REFS[name] + "\n```"
+
+
+def builder_reply(messages, purpose):
+    """SCRIPTED builder replies for the CLI test: one item quoting the body's first code line; a mutation."""
+    import json
+
+    prompt = messages[-1]["content"]
+    if "Body:\n" in prompt:
+        lines = [ln.strip() for ln in prompt.split("Body:\n", 1)[1].splitlines() if ln.strip() and not ln.strip().startswith("#")]
+        first = lines[0]
+        return json.dumps({"items": [{"text": f"The implementation starts with `{first}`.", "evidence": [first]}]})
+    return json.dumps({"text": "The implementation should do something completely different."})

@@ -122,3 +122,29 @@ def test_outline_lengths_and_order(subset, seed):
         if subset == "single-hop":  # a task's steps are contiguous
             own = [s["turn"] for s in outline if s.get("req_id") == rid]
             assert own == list(range(own[0], own[-1] + 1))
+
+
+def test_cli_builds_valid_samples(shared_dir, boltons_root, tmp_path):
+    """``python -m scripts.build_locoeval`` end to end with a SCRIPTED builder backbone (no filter)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from benchmarks.locoeval.loader import load_samples
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "built.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(root)])}
+    cmd = [sys.executable, "-m", "scripts.build_locoeval", "--deveval-data", str(shared_dir / "data" / "deveval" / "data.jsonl"),
+           "--sources-manifest", str(shared_dir / "data" / "deveval" / "pypi_sources.json"), "--projects", "boltons",
+           "--max-tasks", "6", "--no-filter", "--out", str(out), "backbone.model=scripted/scripted_backbone:builder_reply"]
+    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    samples = load_samples(out)
+    assert samples and {s.subset for s in samples} == {"single-hop", "multi-hop"}
+    assert sum(len(s.tasks) for s in samples if s.subset == "single-hop") == 6
+    assert all(30 <= len(s.outline) <= 69 and 1 <= len(s.requirements) <= 4 for s in samples)
+    again = tmp_path / "again.jsonl"
+    proc = subprocess.run(cmd[:-2] + [str(again), cmd[-1]], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and again.read_text() == out.read_text()  # deterministic

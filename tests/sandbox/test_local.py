@@ -152,7 +152,7 @@ def _cmdline(pid: str) -> str:
 
 
 def test_venv_cache_is_built_once_and_reused(tmp_path):
-    env = EnvSpec(name="empty", pip_specs=())       # venv + pip only: the cheapest real build
+    env = EnvSpec(name="empty", pip_specs=())       # no packages: the cheapest real build
     cache = VenvCache(tmp_path / "venvs")
     threads = [threading.Thread(target=cache.ensure, args=(env,)) for _ in range(2)]
     for t in threads:
@@ -166,15 +166,13 @@ def test_venv_cache_is_built_once_and_reused(tmp_path):
     other = EnvSpec(name="empty-renamed", pip_specs=())  # the key ignores the name
     assert other.key() == env.key() and again.ensure(other) == python
     assert EnvSpec(name="x", pip_specs=("six==1.17.0",)).key() != env.key()
+    # a crashed build (no completion marker) is removed and rebuilt
+    (again.path_for(env) / ".reconmem-complete").unlink()
+    (again.path_for(env) / "junk").write_text("x")
+    again.ensure(env)
+    assert again.builds == 1 and not (again.path_for(env) / "junk").exists() and again.is_ready(env)
 
 
-def test_incomplete_venv_is_rebuilt(tmp_path):
-    env = EnvSpec(name="empty", pip_specs=())
-    cache = VenvCache(tmp_path / "venvs")
-    cache.path_for(env).mkdir(parents=True)             # a crashed build: no completion marker
-    (cache.path_for(env) / "junk").write_text("x")
-    cache.ensure(env)
-    assert cache.builds == 1 and not (cache.path_for(env) / "junk").exists()
 
 
 def test_env_build_failure_is_an_error_outcome(tmp_path, make_project):

@@ -1,0 +1,87 @@
+"""Tables 2 and 5 (CodeAssistBench) on the fixture issues, numbers recomputed by hand.
+
+The metric definitions are benchmarks.cab.metrics'; these tests check the grouping, the layout and
+the end-to-end numbers on records shaped like the CAB runner's."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.analysis import cab_tables
+from benchmarks.analysis.render import MISSING
+
+
+@pytest.fixture(scope="module")
+def summary(runset):
+    return cab_tables.cab_summary(cab_tables.cab_records(runset, "cab"))
+
+
+def test_table2_percentages_over_evaluated_issues(summary):
+    t = cab_tables.table2(summary)
+    d = t.data.set_index("method")
+    # full: 4 evaluated (i4 init_failed): CORRECT x2, PARTIALLY x1, INCORRECT x1
+    assert d.loc["full", "correct_pct"] == pytest.approx(50)
+    assert d.loc["full", "partially_correct_pct"] == pytest.approx(25)
+    assert d.loc["full", "terse_pct"] == pytest.approx(25)  # CONCISE counts as Terse
+    assert d.loc["full", "avg_turns"] == pytest.approx((3 + 5 + 4 + 2) / 4)
+    assert (d.loc["full", "evaluated"], d.loc["full", "excluded"]) == (4, 1)
+    # mem0: judge_error and init_failed excluded -> 3 evaluated
+    assert d.loc["mem0", "correct_pct"] == pytest.approx(100 / 3)
+    assert d.loc["mem0", "appropriate_pct"] == pytest.approx(200 / 3)
+    assert (d.loc["mem0", "evaluated"], d.loc["mem0", "excluded"]) == (3, 2)
+    assert d.loc["mem0", "judge_error_count"] == 1
+    assert d.loc["reconmem", "appropriate_pct"] == pytest.approx(75)
+    assert d.loc["reconmem", "avg_turns"] == pytest.approx(3)
+    md = t.to_markdown()
+    assert "| Correct (%) | 50.00 | 33.33 | 50.00 |" in md
+    assert "| Excluded issues | 1 | 2 | 1 |" in md
+
+
+def maintainer(r):  # turn k: 1000 k input + 200 output, plus a 500 + 50 tool step
+    return sum(1000 * k + 200 + 550 for k in range(1, r + 1))
+
+
+def test_table5_tokens_per_issue_and_turn(summary):
+    d = cab_tables.table5(summary).data.set_index("method")
+    turns_full = [3, 5, 4, 2]
+    assert d.loc["full", "maintainer_tokens_per_issue"] == pytest.approx(sum(map(maintainer, turns_full)) / 4)
+    assert d.loc["full", "maintainer_tokens_per_turn"] == pytest.approx(sum(maintainer(r) / r for r in turns_full) / 4)
+    assert d.loc["full", "memory_tokens_per_issue"] == 0
+    turns_mem0 = [4, 6, 3]  # the judge_error issue (5 turns) is excluded
+    assert d.loc["mem0", "memory_tokens_per_issue"] == pytest.approx(350 * sum(turns_mem0) / 3)
+    assert d.loc["mem0", "memory_tokens_per_turn"] == pytest.approx(350)
+    turns_rm = [2, 3, 4, 3]
+    combined = [maintainer(r) + 360 * r for r in turns_rm]
+    assert d.loc["reconmem", "combined_tokens_per_issue"] == pytest.approx(sum(combined) / 4)
+    assert d.loc["reconmem", "combined_tokens_per_turn"] == pytest.approx(sum(c / r for c, r in zip(combined, turns_rm)) / 4)
+
+
+def test_tokens_fall_back_to_the_ledger(runset):
+    # Records written without a tokens field: cab_records derives them from ledger.jsonl.
+    refilled = cab_tables.cab_summary(cab_tables.cab_records(_without_tokens(runset)))
+    d = refilled.set_index("method")
+    assert d.loc["reconmem", "memory_tokens_per_turn"] == pytest.approx(360)
+    assert d.loc["full", "maintainer_tokens_per_issue"] == pytest.approx(sum(map(maintainer, [3, 5, 4, 2])) / 4)
+
+
+def _without_tokens(runset):
+    import copy
+
+    clone = copy.copy(runset)
+    clone.runs = [copy.copy(r) for r in runset.runs if r.benchmark == "cab"]
+    for run in clone.runs:
+        run.samples = [copy.copy(s) for s in run.samples]
+        for s in run.samples:
+            s.result = {k: v for k, v in s.result.items() if k != "tokens"}
+    return clone
+
+
+def test_missing_method_column(runset):
+    summary = cab_tables.cab_summary(cab_tables.cab_records(runset, "cab"), methods=("full", "mem0", "reconmem", "ld_agent"))
+    md = cab_tables.table2(summary).to_markdown()
+    header = next(line for line in md.splitlines() if line.startswith("| Metric"))
+    col = [c.strip() for c in header.strip("|").split("|")].index("LD-Agent")
+    body = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines()
+            if line.startswith("| ") and not line.startswith("| Metric")]
+    assert len(body) == 8 and all(cells[col] == MISSING for cells in body)
+    assert cab_tables.cab_summary([]).empty

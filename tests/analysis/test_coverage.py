@@ -1,0 +1,156 @@
+"""Coverage judge (scripted LLM replies via reconmem.testing.ScriptedLLM), views and aggregation."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from benchmarks.analysis import coverage as cov
+from benchmarks.analysis.records import load_run
+from reconmem.testing import ScriptedLLM
+
+GT = [{"id": "R1.I0", "text": "timeout is 30 seconds"}, {"id": "R1.I1", "text": "retry three times"}]
+
+
+def ctx(items):
+    return {"query": "q", "messages": [], "items": items}
+
+
+CONTEXT = ctx([
+    {"kind": "memory", "id": "m1", "text": "The timeout is 30 seconds.", "source": "original_query",
+     "meta": {"stage": "initial", "routes": ["semantic"]}},
+    {"kind": "code", "id": "pkg/a.py/f", "text": "def f(): retry(3)", "source": "original_query",  # ungrounded code side
+     "meta": {"stage": "initial", "routes": ["structural_graph"]}},
+    {"kind": "code", "id": "pkg/a.py", "text": "# a.py summary", "source": "expansion",
+     "meta": {"stage": "inter_graph", "routes": ["r_dual"], "via": "m1"}},
+    {"kind": "memory", "id": "m2", "text": "The timeout is 30 seconds.", "source": "expansion",
+     "meta": {"stage": "inter_graph", "routes": ["r_dual_reverse"], "via": "pkg/a.py/f"}},
+    {"kind": "code", "id": "pkg/b.py/g", "text": "def g(): pass", "source": "repo_wide",
+     "meta": {"routes": ["repo_wide"]}},
+    {"kind": "history_turn", "id": "t1", "text": "user: hi", "source": "recent", "meta": {}},
+    {"kind": "memory", "id": "m3", "text": "declared", "source": "memory", "meta": {"branches": ["original_query", "dual_query"]}},
+])
+
+
+def test_branches_follow_routes_and_via():
+    branches = cov.item_branch_map(CONTEXT["items"])
+    assert branches == [{"original_query"}, {"dual_query"}, {"original_query"}, {"dual_query"}, {"dual_query"}, set(),
+                        {"original_query", "dual_query"}]
+
+
+def test_views_dedupe_within_modality_only_in_combined():
+    views = cov.context_views(CONTEXT)
+    assert [s["eid"] for s in views["original"]] == ["S1", "C1", "S2"]
+    assert [s["text"] for s in views["dual"]] == ["def f(): retry(3)", "The timeout is 30 seconds.", "def g(): pass", "declared"]
+    combined = views["combined"]
+    assert [s["text"] for s in combined].count("The timeout is 30 seconds.") == 1  # exact duplicate removed
+    assert len(combined) == 5 and "user: hi" not in {s["text"] for s in combined}
+
+
+def test_validate_judgement_rules():
+    ok = cov.validate_judgement({"items": [{"id": "G1", "supported": True, "evidence": ["S1"]},
+                                           {"id": "G2", "supported": False, "evidence": []}]}, GT, ["S1", "C1"])
+    assert ok.complete and ok.supported == ["R1.I0"]
+    bad_ids = cov.validate_judgement({"items": [{"id": "G1", "supported": True, "evidence": ["S1", "S9"]},
+                                                {"id": "G2", "supported": True, "evidence": []}]}, GT, ["S1"])
+    assert bad_ids.complete and bad_ids.supported == []  # invalid / missing evidence fails the item
+    assert "invalid evidence ids ['S9']" in bad_ids.items[0].problem
+    assert bad_ids.items[1].problem == "supported without evidence ids"
+    missing = cov.validate_judgement({"items": [{"id": "G1", "supported": True, "evidence": ["S1"]}]}, GT, ["S1"])
+    assert not missing.complete and "missing judgments for ['G2']" in missing.problems
+    dup = cov.validate_judgement({"items": [{"id": "G1", "supported": False}, {"id": "G1", "supported": True, "evidence": ["S1"]},
+                                            {"id": "G2", "supported": False}]}, GT, ["S1"])
+    assert not dup.complete
+    assert not cov.validate_judgement(None, GT, ["S1"]).complete
+    assert not cov.validate_judgement({"items": [{"id": "G1", "supported": "maybe"}, {"id": "G2", "supported": False}]},
+                                      GT, ["S1"]).complete
+
+
+def test_judge_with_scripted_replies_records_purpose_and_checks_evidence():
+    llm = ScriptedLLM([{"items": [{"id": "G1", "supported": True, "evidence": ["S1"]},
+                                  {"id": "G2", "supported": True, "evidence": ["C7"]}]}])
+    judge = cov.CoverageJudge(llm)
+    res = judge.judge_view("original", GT, cov.context_views(CONTEXT)["original"])
+    assert res.supported == ["R1.I0"] and res.complete and res.attempts == 1
+    assert llm.calls[0]["purpose"] == "coverage_judge"
+    prompt = llm.calls[0]["messages"][1]["content"]
+    assert "G1: timeout is 30 seconds" in prompt and "S1:\nThe timeout is 30 seconds." in prompt
+    assert "R1.I0" not in prompt  # GT ids are renamed so they cannot collide with evidence ids
+    assert [e["purpose"] for e in llm.ledger.events] == ["coverage_judge"]
+
+
+def test_incomplete_answer_is_retried_then_marked():
+    llm = ScriptedLLM([{"items": [{"id": "G1", "supported": True, "evidence": ["S1"]}]},
+                       {"items": [{"id": "G1", "supported": True, "evidence": ["S1"]}, {"id": "G2", "supported": False}]}])
+    res = cov.CoverageJudge(llm).judge_view("original", GT, [{"eid": "S1", "text": "x"}])
+    assert res.complete and res.attempts == 2
+    assert "rejected: missing judgments for ['G2']" in llm.calls[1]["messages"][-1]["content"]
+    stubborn = ScriptedLLM([{"items": []}, "not json at all"])
+    res = cov.CoverageJudge(stubborn).judge_view("dual", GT, [{"eid": "S1", "text": "x"}])
+    assert not res.complete and res.supported == [] and res.attempts == 2
+
+
+def test_empty_view_needs_no_call_and_results_are_cached(tmp_path):
+    llm = ScriptedLLM([])
+    res = cov.CoverageJudge(llm).judge_view("dual", GT, [])
+    assert res.complete and res.supported == [] and llm.calls == []
+    cache = tmp_path / "cache.sqlite"
+    first = ScriptedLLM([{"items": [{"id": "G1", "supported": True, "evidence": ["S1"]}, {"id": "G2", "supported": False}]}],
+                        cache_path=cache)
+    a = cov.CoverageJudge(first).judge_view("original", GT, [{"eid": "S1", "text": "timeout 30"}])
+    again = ScriptedLLM([], cache_path=cache)  # an empty script: any transport call would fail
+    b = cov.CoverageJudge(again).judge_view("original", GT, [{"eid": "S1", "text": "timeout 30"}])
+    assert a.supported == b.supported == ["R1.I0"]
+    assert again.calls == [] and again.ledger.events[0]["cached"] is True
+
+
+def test_judge_sample_on_a_fixture_record(tmp_path, results_dir):
+    src = results_dir / "locoeval" / "qwen3_235b" / "reconmem" / "fixture"
+    shutil.copytree(src, tmp_path / "run")
+    run = load_run(tmp_path / "run")
+    sample = next(s for s in run.samples if s.sample_id == "s1")
+    spec = next(json.loads(line) for line in (results_dir.parent / "locoeval_samples.jsonl").read_text().splitlines()
+                if json.loads(line)["id"] == "s1")
+    from scripted_judge import reply
+
+    llm = ScriptedLLM(reply)
+    record = cov.judge_sample(cov.CoverageJudge(llm), sample, spec)
+    assert [t["req_id"] for t in record["task_runs"]] == ["r1", "r2"]
+    assert len(llm.calls) == 2 * 3  # one call per view per task-run
+    first = record["task_runs"][0]
+    assert first["gt_item_ids"] == ["r1.I0", "r1.I1", "r1.I2", "r1.I3"]
+    assert all(v["complete"] for v in first["views"].values())
+
+
+def test_task_run_split_and_fixture_aggregation(runset, results_dir):
+    entry = {"gt_item_ids": ["a", "b", "c", "d"], "views": {
+        "original": {"supported": ["a", "b"], "complete": True}, "dual": {"supported": ["b", "c"], "complete": True},
+        "combined": {"supported": ["a", "b", "c"], "complete": True}}}
+    v = cov.task_run_coverage(entry)
+    assert (v["cov_original"], v["cov_dual"], v["cov_combined"]) == (0.5, 0.5, 0.75)
+    assert (v["only_original"], v["both"], v["only_dual"], v["neither"]) == (0.25, 0.25, 0.25, 0.25)
+
+    frame = cov.coverage_frame(runset.merged_samples("locoeval"))
+    assert len(frame) == 13 and (~frame.complete).sum() == 1
+    # Independent computation straight from the files: macro-average over complete task-runs.
+    per_run = []
+    for path in sorted(results_dir.glob("locoeval/*/reconmem/fixture/samples/*/coverage.json")):
+        for t in json.loads(path.read_text())["task_runs"]:
+            if all(t["views"][x]["complete"] for x in ("original", "dual", "combined")):
+                n = len(t["gt_item_ids"])
+                o, d = set(t["views"]["original"]["supported"]), set(t["views"]["dual"]["supported"])
+                per_run.append([len(o) / n, len(d) / n, len(t["views"]["combined"]["supported"]) / n, len(d - o) / n])
+    expected = np.mean(per_run, axis=0) * 100
+    summary = cov.coverage_summary(frame, n_resamples=300).set_index("metric")
+    assert summary.loc["cov_original", "estimate"] == pytest.approx(expected[0])
+    assert summary.loc["cov_dual", "estimate"] == pytest.approx(expected[1])
+    assert summary.loc["cov_combined", "estimate"] == pytest.approx(expected[2])
+    assert summary.loc["only_dual", "estimate"] == pytest.approx(expected[3])
+    assert summary.loc["combined_minus_original", "estimate"] == pytest.approx(expected[2] - expected[0])
+    shares = summary.loc[list(cov.CATEGORIES), "estimate"].sum()
+    assert shares == pytest.approx(100)
+    assert summary.loc["cov_original", "n_task_runs"] == 12 and summary.loc["cov_original", "n_clusters"] == 3
+    assert (summary["low"] <= summary["estimate"] + 1e-9).all() and (summary["estimate"] <= summary["high"] + 1e-9).all()

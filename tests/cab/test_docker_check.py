@@ -1,0 +1,67 @@
+"""Docker validation logic with a fake docker client (no engine on this machine)."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from dataclasses import replace
+
+from benchmarks.cab.docker_check import answer_edits, docker_validate
+from cab_testkit import FIXTURE_REPO
+
+ANSWER = """Use this Dockerfile:
+MODIFY_DOCKERFILE:
+FROM python:3.11-slim
+COPY . /app
+END_DOCKERFILE
+and add
+CREATE_FILE[config/app.env]:
+TINYKV_TIMEOUT=30
+END_FILE
+CREATE_FILE[../../etc/evil]:
+nope
+END_FILE
+"""
+
+
+class FakeImages:
+    def __init__(self, fail: bool):
+        self.fail = fail
+        self.members: dict[str, bytes] = {}
+        self.removed: list[str] = []
+
+    def build(self, *, fileobj, custom_context, dockerfile, tag, **kw):
+        with tarfile.open(fileobj=io.BytesIO(fileobj.read())) as tf:
+            for m in tf.getmembers():
+                f = tf.extractfile(m)
+                self.members[m.name] = f.read() if f else b""
+        if self.fail:
+            err = RuntimeError("build failed")
+            err.build_log = [{"stream": "Step 1/2\n"}, {"error": "pip: not found"}]
+            raise err
+        return object(), [{"stream": "Successfully built\n"}]
+
+    def remove(self, tag, force=False):
+        self.removed.append(tag)
+
+
+class FakeClient:
+    def __init__(self, fail=False):
+        self.images = FakeImages(fail)
+
+
+def test_answer_edits_confined():
+    dockerfile, files = answer_edits(ANSWER)
+    assert dockerfile.startswith("FROM python:3.11-slim") and files == {"config/app.env": "TINYKV_TIMEOUT=30\n"}
+
+
+def test_docker_validate_success_and_failure(fixture_issue):
+    issue = replace(fixture_issue, dockerfile="FROM alpine\n")
+    ok_client = FakeClient()
+    res = docker_validate(ok_client, issue, FIXTURE_REPO, ANSWER)
+    assert res["success"] and res["dockerfile_modified"] and res["created_files"] == ["config/app.env"]
+    m = ok_client.images.members
+    assert m["Dockerfile.cab"].startswith(b"FROM python:3.11-slim") and "tinykv/config.py" in m
+    assert not any(".." in name for name in m) and ok_client.images.removed
+    bad = docker_validate(FakeClient(fail=True), issue, FIXTURE_REPO, "no edits")
+    assert not bad["success"] and "pip: not found" in bad["logs"] and not bad["dockerfile_modified"]
