@@ -440,7 +440,9 @@ class LLMClient:
         request = self._build_request(messages, max_tokens=max_tokens, temperature=temperature, tools=tools,
                                       json_mode=json_mode, stop=stop)
         started = time.perf_counter()
-        key = request_key(request) if self.cache is not None and request["temperature"] == 0 else None
+        key = None
+        if self.cache is not None and request["temperature"] == 0:
+            key = request_key({**request, **self._cache_identity()})
         if key is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -454,8 +456,11 @@ class LLMClient:
         completion = self._call_with_retries(request, purpose)
         usage = completion.usage
         if usage is None:
+            produced = completion.text
+            if completion.tool_calls:
+                produced += json.dumps(completion.tool_calls, ensure_ascii=False, default=str)
             usage = Usage(prompt_tokens if prompt_tokens is not None else self.count_tokens(request["messages"]),
-                          self.count_tokens(completion.text) if completion.text else 0)
+                          self.count_tokens(produced) if produced else 0)
         seconds = time.perf_counter() - started
         response = LLMResponse(text=completion.text, usage=usage, tool_calls=completion.tool_calls, cached=False,
                                model=completion.model or self.spec.model, raw=completion.raw,
@@ -542,6 +547,13 @@ class LLMClient:
             return int(litellm.token_counter(model=self.spec.model, messages=[dict(m) for m in messages]))
         except Exception:  # noqa: BLE001 - unusual message shapes: fall back to per-message counting
             return sum(self._count_text(_message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages) + REPLY_PRIMING_TOKENS
+
+    def _cache_identity(self) -> dict[str, Any]:
+        """Extra cache-key fields naming the weights behind a model string (local GGUF file / checksum)."""
+        if not self.spec.local:
+            return {}
+        local = self.spec.local
+        return {"local_weights": {k: local.get(k) for k in ("gguf_path", "gguf_name", "sha256") if local.get(k)}}
 
     @property
     def _exact_token_counts(self) -> bool:
@@ -706,6 +718,9 @@ def import_litellm() -> Any:
         import litellm
 
         litellm.suppress_debug_info = True
+        if not os.environ.get("LITELLM_LOG"):  # one INFO line per call otherwise, when the app logs at INFO
+            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+                logging.getLogger(name).setLevel(logging.WARNING)
     return litellm
 
 

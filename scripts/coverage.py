@@ -57,10 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="judge at most N samples (smoke runs)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. cache.dir=/tmp/c judge_backbone.max_output_tokens=2048")
     args = parser.parse_args(argv)
+    # `--runs a b key=value`: the greedy --runs list swallows trailing Hydra overrides; hand them back.
+    moved = [r for r in args.runs if "=" in r and not Path(r).exists()]
+    args.runs = [r for r in args.runs if r not in moved]
+    args.overrides = [*moved, *args.overrides]
+    if not args.runs:
+        parser.error("--runs needs at least one results directory")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
 
     from benchmarks.analysis.coverage import PROMPT_VERSION, CoverageJudge, judge_sample
-    from benchmarks.analysis.records import LOCOEVAL, load_runs
+    from benchmarks.analysis.records import LOCOEVAL, RecordError, load_runs
     from benchmarks.harness import ConfigError, build_llm
     from benchmarks.runs import atomic_write_json
     from reconmem.llm import UsageLedger
@@ -77,7 +83,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     judge = CoverageJudge(llm, max_tokens=int(cfg.judge_backbone.max_output_tokens))
     judge_model = str(cfg.judge_backbone.model)
-    runs = load_runs(args.runs)
+    try:
+        runs = load_runs(args.runs)
+    except RecordError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     spec_cache: dict[str, dict[str, dict[str, Any]]] = {}
     done = skipped = failed = 0
     for run in runs.select(family=LOCOEVAL):

@@ -93,7 +93,8 @@ def figure5(data: pd.DataFrame, out_dir: str | Path, name: str = "fig5_per_turn_
                     label=plot_label(f"{labels.backbone_label(bb)} {labels.method_label(m)}"))
     ax.set_xlabel("Turns")
     ax.set_ylabel("Tokens per turn")
-    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v / 1000:.0f}K" if v >= 1000 else f"{v:.0f}"))
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(
+        lambda v, _: f"{v / 1000:.0f}K" if v >= 10_000 else (f"{v / 1000:.1f}K" if v >= 1000 else f"{v:.0f}")))
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
@@ -120,7 +121,7 @@ def figure6(summary: pd.DataFrame, out_dir: str | Path, name: str = "fig6_covera
         err = np.vstack([est - s.loc[keys, "low"].to_numpy(float), s.loc[keys, "high"].to_numpy(float) - est])
         ticks = [f"{n}\n{v:.2f}%" for n, v in zip(names, est)]
         ax.bar(ticks, est, color=colors, yerr=np.clip(err, 0, None), capsize=4)
-        ax.set_ylim(0, 100 if ax is a else max(50.0, float(s.loc[keys, "high"].max()) * 1.2))
+        ax.set_ylim(0, 105 if ax is a else max(50.0, float(s.loc[keys, "high"].max()) * 1.15))
         ax.set_title(title)
         ax.set_ylabel(ylabel)
         ax.tick_params(axis="x", labelsize=8)
@@ -178,7 +179,7 @@ def figure8(by_k: pd.DataFrame, by_l: pd.DataFrame, out_dir: str | Path, name: s
         ax.set_xticks(range(len(pos)), list(pos))
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
-        ax.set_ylim(0, 100)
+        ax.set_ylim(0, 105)
     axes[0].set_ylabel("Pass@1 (%)")
     axes[1].legend(fontsize=7, loc="best")
     fig.suptitle("Pass@1 by tasks per conversation and conversation length (pooled over backbones and subsets)",

@@ -331,7 +331,8 @@ class RunSet:
             if r.unfinished:
                 counts["unfinished"] = len(r.unfinished)
             out.append({"benchmark": r.benchmark, "backbone": r.backbone, "method": r.method, "run_id": r.run_id,
-                        "path": str(r.path), "status_counts": counts, **r.manifest})
+                        "model": (r.config.get("backbone") or {}).get("model"), "path": str(r.path),
+                        "status_counts": counts, **r.manifest})
         return out
 
 

@@ -210,12 +210,13 @@ def write_index(report: Report, paths: Any, *, command: str | None = None) -> Pa
              ""]
     manifests = report.runs.manifests()
     lines += ["## Runs", "",
-              "| benchmark | backbone | method | run_id | samples | git_rev | dirty | started | python | command |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "| benchmark | backbone | model | method | run_id | samples | git_rev | dirty | started | python | command |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in manifests:
         counts = ", ".join(f"{k}: {v}" for k, v in sorted(m["status_counts"].items())) or "none"
         rev = (m.get("git_rev") or "—")[:12]
-        lines.append("| " + " | ".join(_md(x) for x in (m["benchmark"], m["backbone"], m["method"], m["run_id"], counts,
+        lines.append("| " + " | ".join(_md(x) for x in (m["benchmark"], m["backbone"], m.get("model"), m["method"],
+                                                          m["run_id"], counts,
                                                           rev, m.get("git_dirty"), m.get("started"), m.get("python"),
                                                           m.get("command"))) + " |")
     packages: dict[str, set[str]] = {}

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-EXCLUDED_PURPOSES = frozenset({"mock_user", "judge", "coverage_judge", "builder"})
+# One definition shared with the LoCoEval runner's summaries (benchmarks.locoeval.metrics), so the
+# report and the runner's summary.json can never disagree on what counts.
+from benchmarks.locoeval.metrics import EXCLUDED_PURPOSES
+from benchmarks.locoeval.metrics import STAGES as RECONMEM_STAGES  # Table 4's four stages, paper order
+
 RESPONSE_PURPOSES = frozenset({"turn_generation", "task_generation", "maintainer_tool_step"})
-# ReConMem's four stages (Table 4), in the paper's order.
-RECONMEM_STAGES = ("turn_generation", "task_generation", "memory_sketching", "memory_update")
 STAGE_LABELS = {
     "turn_generation": "Turn Generation",
     "task_generation": "Task Generation",

@@ -284,7 +284,8 @@ def run_benchmark(cfg: Any) -> dict[str, Any]:
     from reconmem.llm import UsageLedger
 
     bench = cfg.benchmark
-    ids = list(cfg.run.ids) if cfg.run.get("ids") else None
+    raw_ids = cfg.run.get("ids")
+    ids = [str(raw_ids)] if isinstance(raw_ids, (str, int)) else (list(raw_ids) if raw_ids else None)
     samples = load_samples(_samples_source(cfg), ids=ids, limit=cfg.run.get("limit"))
     run_dir = runs.RunDir.for_config(cfg)
     data_files = {}

@@ -171,3 +171,18 @@ def test_empty_inputs_give_empty_tables():
     assert tables.table1(empty, s).blocks == []
     assert tables.table6(empty, s).blocks == []
     assert "No ok records" in tables.table4(s).to_markdown()
+
+
+def test_agrees_with_the_locoeval_runner_metrics(frames, results_dir):
+    """Table 1 cells equal benchmarks.locoeval.metrics on the same run directories."""
+    from benchmarks.locoeval import metrics
+
+    d = tables.table1(*frames, n_resamples=50).data
+    for bb in ("qwen3_235b", "gpt5_mini"):
+        base = results_dir / "locoeval" / bb
+        run = metrics.read_run(base / "reconmem" / "fixture")
+        for subset in ("single-hop", "multi-hop"):
+            assert cell(d, subset, bb, "reconmem", "pass1") == pytest.approx(100 * metrics.pass_at_1(run["results"], subset=subset))
+            ids = [r["sample_id"] for r in run["results"] if r.get("subset") == subset]
+            assert cell(d, subset, bb, "reconmem", "cr") == pytest.approx(
+                metrics.compression_ratio_between(base / "reconmem" / "fixture", base / "full" / "fixture", sample_ids=ids))

@@ -313,3 +313,24 @@ def test_api_model_token_counting_works_offline(monkeypatch):
                                         api_key_env="RECONMEM_TEST_KEY"))
         assert client.count_tokens("hello world, how are you") == 6
         assert 10 <= client.count_tokens(MSGS) <= 30
+
+
+def test_cache_key_names_local_weights(tmp_path):
+    """Two GGUF files behind the same model string must not share cache entries."""
+    calls = []
+
+    class Local(FlakyClient):
+        def _transport(self, request, *, purpose):
+            calls.append(self.spec.local["gguf_path"])
+            return Completion(text=self.spec.local["gguf_path"], usage=Usage(1, 1))
+
+    def client(path):
+        c = Local([], cache_path=tmp_path / "c.sqlite")
+        c.spec.local = {"gguf_path": path}
+        c.spec.model = "openai/same-name"  # not local/: keeps the real model out of this test
+        return c
+
+    assert client("/models/a.gguf").chat(MSGS, purpose="judge").text == "/models/a.gguf"
+    assert client("/models/b.gguf").chat(MSGS, purpose="judge").text == "/models/b.gguf"
+    assert client("/models/a.gguf").chat(MSGS, purpose="judge").cached
+    assert calls == ["/models/a.gguf", "/models/b.gguf"]

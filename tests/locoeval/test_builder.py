@@ -148,3 +148,29 @@ def test_cli_builds_valid_samples(shared_dir, boltons_root, tmp_path):
     again = tmp_path / "again.jsonl"
     proc = subprocess.run(cmd[:-2] + [str(again), cmd[-1]], cwd=root, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and again.read_text() == out.read_text()  # deterministic
+
+
+def test_retrieval_only_filter_prompt_and_verdict(clamp_task):
+    """The filter asks with repository code only (no conversation) and returns the Pass@1 verdict."""
+
+    class FakeIndex:
+        def search(self, query, embedder, k):
+            assert "clamp" in query and k == 2
+            return [("boltons/mathutils.py/floor", 0.9), ("boltons/mathutils.py/ceil", 0.8)]
+
+        def source(self, path):
+            return f"def {path.rsplit('/', 1)[-1]}(x, options=None):\n    raise NotImplementedError"
+
+    llm = ScriptedLLM(["```python\ndef clamp(x, lower=float('-inf'), upper=float('inf')):\n    return x\n```"] * 2)
+    seen = []
+
+    def evaluate(ns, text):
+        seen.append((ns, text))
+        return {"passed": len(seen) == 2}
+
+    kw = dict(llm=llm, index=FakeIndex(), embedder=None, evaluate=evaluate, k=2)
+    assert builder.retrieval_only_solves(clamp_task, **kw) is False
+    assert builder.retrieval_only_solves(clamp_task, **kw) is True
+    prompt = llm.calls[0]["messages"][-1]["content"]
+    assert "# boltons/mathutils.py/floor" in prompt and clamp_task.signature in prompt
+    assert llm.calls[0]["purpose"] == "builder" and seen[0][0] == NS
