@@ -7,7 +7,7 @@ answers are scripted, so every method sees exactly the same dialogue) is observe
 in turn. Memory calls use the real backbone (default ``conf/backbone/local.yaml``, the offline
 local model) through the response cache. For each method the table shows the prompt tokens it
 would send on the last turn (``count_tokens(context_for(last query).messages)``, before observing
-that turn) and the tokens its memory management spent over the 20 turns (every ledger event; no
+that turn; per-turn values go to stderr) and the tokens its memory management spent over the 20 turns (every ledger event; no
 response is generated here, so all of them are memory work), with the number of calls and the
 wall time. MemGPT manages memory inside its answer loop (``respond``), which a scripted dialogue
 never runs: only its overflow summaries would show up here.
@@ -110,10 +110,15 @@ def run_method(name: str, *, backbone_cfg: Any, embedder: Any, repo: Any, turns:
     with ledger.tags(method=name):
         cm.start(session)
         for i, (topic, user, assistant) in enumerate(CONVERSATION[:turns]):
+            prompt_tokens = llm.count_tokens(cm.context_for(user).messages)
             if i == turns - 1:
-                last_prompt_tokens = llm.count_tokens(cm.context_for(user).messages)
+                last_prompt_tokens = prompt_tokens
             with ledger.tags(turn=i):
                 cm.observe(Turn(index=i, user=user, assistant=assistant, meta={"topic": topic}))
+            so_far = ledger.totals(by=())
+            print(f"[bench methods] {name} turn {i + 1}/{turns}: prompt {prompt_tokens} tok, memory "
+                  f"{so_far['total_tokens']} tok in {so_far['calls']} calls, {time.perf_counter() - started:.0f}s",
+                  file=sys.stderr, flush=True)
     totals = ledger.totals(by=())
     by_purpose = {p: t["total_tokens"] for p, t in ledger.totals().items()}
     return {"method": name, "last_turn_prompt_tokens": last_prompt_tokens, "memory_tokens": totals["total_tokens"],

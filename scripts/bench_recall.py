@@ -116,7 +116,7 @@ def run(sizes: list[int], *, repo_root: Path, n_queries: int, n_updates: int, k:
 
         recaller = JointRecall(graph, drafts, repo=index, code_vectors=code_vectors,
                                config=RecallConfig(k2=k["k2"], k31=k["k31"], k32=k["k32"]))
-        recall_ms, items, grounded = [], [], 0
+        recall_ms, items, grounded, retrieve_ms, render_ms = [], [], 0, [], []
         size_at_recall = (len(graph.semantic), len(graph.structural), len(graph.r_se()))
         for _ in range(2):  # warm-up (first compression of a file builds lazy structures)
             recaller.recall(queries[0], query_vecs[0], system_prompt="bench")
@@ -125,6 +125,8 @@ def run(sizes: list[int], *, repo_root: Path, n_queries: int, n_updates: int, k:
             ctx = recaller.recall(q, qv, system_prompt="You are a helpful coding assistant.")
             recall_ms.append((time.perf_counter() - start) * 1e3)
             items.append(len(ctx.items))
+            retrieve_ms.append(ctx.meta["timing_ms"]["retrieve"])
+            render_ms.append(ctx.meta["timing_ms"]["compress"])
             grounded += bool(ctx.meta["grounding"]["used"])
         update_ms = []
         for j in range(n_updates):
@@ -156,12 +158,15 @@ def run(sizes: list[int], *, repo_root: Path, n_queries: int, n_updates: int, k:
             "recall_p50": _percentile(recall_ms, 50),
             "recall_p95": _percentile(recall_ms, 95),
             "items_mean": statistics.mean(items),
+            "retrieve_p50": _percentile(retrieve_ms, 50),
+            "compress_p50": _percentile(render_ms, 50),
             "grounded": grounded,
         }
         results.append(row)
         print(f"N={n:>6}  semantic={row['semantic']:>6} structural={row['structural']:>5} R_se={row['r_se']:>6}  "
               f"build {build_s:6.2f}s  update p50 {row['update_p50']:.3f} ms p95 {row['update_p95']:.3f} ms  "
               f"recall p50 {row['recall_p50']:.3f} ms p95 {row['recall_p95']:.3f} ms  "
+              f"(retrieve+expand p50 {row['retrieve_p50']:.3f} ms, HCC+items p50 {row['compress_p50']:.3f} ms)  "
               f"items/recall {row['items_mean']:.1f}  grounded {grounded}/{len(queries)}", flush=True)
     return {"rows": results}
 

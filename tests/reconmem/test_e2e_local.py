@@ -40,10 +40,14 @@ def test_ten_turn_conversation_with_the_local_backbone(boltons_index, embedder, 
 
     spec = BackboneSpec.from_config(OmegaConf.load(REPO / "conf" / "backbone" / "local.yaml"))
     spec.local["threads"] = "auto"  # as in tests/llm: one thread when the shared machine is busy
-    llm = LLMClient(spec, ledger=UsageLedger())
+    spec.max_output_tokens = 160  # keeps 10 turns affordable on a shared CPU; the path is unchanged
+    from reconmem.downloads import cache_root
+
+    # temperature-0 response cache: a re-run replays the same conversation through the same path
+    llm = LLMClient(spec, ledger=UsageLedger(), cache_path=cache_root() / "llm" / "tests-reconmem-e2e.sqlite")
     budgets = spec.budgets
     method = ReConMem(k1=budgets["k1"], k2=budgets["k2"], k31=budgets["k31"], k32=budgets["k32"],
-                      sketch_max_tokens=384, update_max_tokens=160)
+                      sketch_max_tokens=256, update_max_tokens=96)
     method.start(Session(sample_id="boltons-e2e", llm=llm, embedder=embedder, repo=boltons_index))
 
     log: list[dict] = []
