@@ -248,6 +248,11 @@ def build_evaluator(cfg: Any, sample: Sample, executor_box: dict[str, Any]) -> E
     else:
         from benchmarks.deveval.evaluate import evaluate_completion as fn
     manifest = cfg.benchmark.get("sources_manifest")
+    extra: dict[str, Any] = {}
+    if not custom and cfg.benchmark.get("deveval_data"):
+        from benchmarks.harness import resolve_data_path
+
+        extra["data_path"] = resolve_data_path(str(cfg.benchmark.deveval_data))
 
     def evaluate(req: Requirement, reply_text: str) -> dict[str, Any]:
         if "executor" not in executor_box:
@@ -255,7 +260,7 @@ def build_evaluator(cfg: Any, sample: Sample, executor_box: dict[str, Any]) -> E
                 if "executor" not in executor_box:
                     executor_box["executor"] = None if custom else _build_executor(cfg)
         return fn(req.namespace, reply_text, repo_spec=sample.repo_spec, executor=executor_box["executor"],
-                  manifest=manifest)
+                  manifest=manifest, **extra)
 
     return evaluate
 

@@ -1,0 +1,1 @@
+"""Demo samples shipped in the package (samples.jsonl; see docs/locoeval.md)."""
