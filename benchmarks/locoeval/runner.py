@@ -167,7 +167,8 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
                                                           "context": reply.context.to_dict()})
                     with ledger.tags(role="memory"):
                         cm.observe(Turn(index=step.turn, user=query, assistant=reply.text,
-                                        meta={"kind": step.kind, "req_id": step.req_id, "phase": "prep"}))
+                                        meta={"kind": step.kind, "req_id": step.req_id, "phase": "prep",
+                                              "topic": step.topic or step.req_id or step.kind}))
                 previous = reply.text
                 if bar:
                     bar.update(1)
