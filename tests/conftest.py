@@ -21,6 +21,8 @@ BOLTONS = ("boltons", "23.1.1", "d2cb2fa83cf2ebe791be1e284183e8a43a1031355156a96
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not SHARED.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI: shared data directory not found at {SHARED} (set RECONMEM_SHARED)")
         pytest.skip(f"shared data directory not found at {SHARED} (set RECONMEM_SHARED)")
     return SHARED
 
