@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         if s.get("errors"):
             for e in s["errors"]:
                 print(f"  error in {e['sample_id']}: {e['error']}")
-    print(f"\ndemo: wall time {wall:.0f} s; records in {os.path.dirname(full_dir)}/<method>/demo")
+    print(f"\ndemo: wall time {wall:.0f} s; records in {os.path.dirname(os.path.dirname(full_dir))}/<method>/demo")
     return 0 if all(not s.get("errors") for s in summaries.values()) else 1
 
 
