@@ -62,6 +62,12 @@ class BudgetedLLM:
             max_tokens = self._budgets.get(purpose)
         return self._llm.chat(messages, purpose=purpose, max_tokens=max_tokens, **kw)
 
+    def chat_json(self, messages: Any, *, purpose: str, max_tokens: int | None = None, **kw: Any) -> Any:
+        """``chat_json`` with the same per-purpose default budget as :meth:`chat`."""
+        if max_tokens is None:
+            max_tokens = self._budgets.get(purpose)
+        return self._llm.chat_json(messages, purpose=purpose, max_tokens=max_tokens, **kw)
+
     @property
     def wrapped(self) -> Any:
         return self._llm

@@ -124,3 +124,18 @@ def test_task_query_states_signature_and_file(tiny_repo):
     sample = parse_sample(obj)
     q = task_query(sample, sample.requirements[0], "Write it.")
     assert "`tinypkg/ops.py`" in q and "\ndef add(self, a, b):\n" in q and "`add`" in q
+
+
+def test_budgets_apply_to_chat_and_chat_json():
+    """The benchmark's per-purpose max_tokens reach plain and JSON calls; an explicit value wins."""
+    from benchmarks.locoeval.runner import BudgetedLLM
+
+    llm = ScriptedLLM(["hi", {"ok": 1}, {"ok": 2}, "free"])
+    budgeted = BudgetedLLM(llm, {"turn_generation": 48, "memory_sketching": 128, "memory_update": None})
+    budgeted.chat([{"role": "user", "content": "q"}], purpose="turn_generation")
+    assert budgeted.chat_json([{"role": "user", "content": "q"}], purpose="memory_sketching") == {"ok": 1}
+    budgeted.chat_json([{"role": "user", "content": "q"}], purpose="memory_sketching", max_tokens=7)
+    budgeted.chat([{"role": "user", "content": "q"}], purpose="memory_update")
+    sent = [c["params"].get("max_tokens") for c in llm.calls]
+    assert sent[:3] == [48, 128, 7]
+    assert sent[3] != 128  # no budget configured for memory_update -> the client's own default
