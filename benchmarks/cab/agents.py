@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import json
 import re
-import string
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.cab.loader import CabIssue, issue_text
 from benchmarks.cab.tools import TOOL_NAMES, TOOL_SCHEMAS, RepoTools, ToolResult, tools_prompt_description
 from reconmem.context import Context, ContextManager, Turn, build_messages
+from reconmem.templates import TemplateDir
 
 if TYPE_CHECKING:
     from reconmem.llm import LLMClient
@@ -39,19 +38,12 @@ CONCISE, APPROPRIATE, VERBOSE = "CONCISE", "APPROPRIATE", "VERBOSE"
 # --------------------------------------------------------------------------- prompts
 
 
-@lru_cache(maxsize=None)
-def _template(name: str) -> string.Template:
-    from importlib import resources
-
-    return string.Template(resources.files("benchmarks.cab.prompts").joinpath(name).read_text(encoding="utf-8"))
+_PROMPTS = TemplateDir("benchmarks.cab.prompts")
 
 
 def render_prompt(name: str, **values: Any) -> str:
-    """Fill a prompt template; a missing placeholder is an error naming it."""
-    try:
-        return _template(name).substitute(**{k: str(v) for k, v in values.items()})
-    except KeyError as exc:
-        raise KeyError(f"prompt {name}: no value for placeholder {exc}") from exc
+    """Fill ``benchmarks/cab/prompts/<name>``; a missing placeholder is an error naming it."""
+    return _PROMPTS.render(name, **values)
 
 
 def maintainer_system_prompt(issue: CabIssue, *, function_calling: bool, max_tool_steps: int, docker: bool = False) -> str:

@@ -6,11 +6,9 @@ field is an error naming the template and the field.
 
 from __future__ import annotations
 
-import functools
-import string
-from pathlib import Path
+from reconmem.templates import TemplateDir
 
-PROMPT_DIR = Path(__file__).resolve().parent
+_PROMPTS = TemplateDir(__name__)
 
 # The versions ReConMem uses; recorded in the method's state() so runs say which prompts they used.
 PROMPT_VERSIONS = {
@@ -21,22 +19,18 @@ PROMPT_VERSIONS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
-def load_prompt(name: str, version: int | None = None) -> str:
-    """The raw text of template ``name`` at ``version`` (default: the version in PROMPT_VERSIONS)."""
+def _filename(name: str, version: int | None) -> str:
     version = PROMPT_VERSIONS.get(name) if version is None else version
     if version is None:
         raise KeyError(f"unknown prompt template {name!r}; known: {sorted(PROMPT_VERSIONS)}")
-    path = PROMPT_DIR / f"{name}.v{version}.txt"
-    if not path.is_file():
-        raise FileNotFoundError(f"prompt template not found: {path}")
-    return path.read_text(encoding="utf-8")
+    return f"{name}.v{version}.txt"
+
+
+def load_prompt(name: str, version: int | None = None) -> str:
+    """The raw text of template ``name`` at ``version`` (default: the version in PROMPT_VERSIONS)."""
+    return _PROMPTS.text(_filename(name, version))
 
 
 def render_prompt(name: str, version: int | None = None, **fields: object) -> str:
     """Fill template ``name`` with ``fields``; raises KeyError naming a missing field."""
-    template = string.Template(load_prompt(name, version))
-    try:
-        return template.substitute({k: str(v) for k, v in fields.items()})
-    except KeyError as exc:
-        raise KeyError(f"prompt template {name}.v{version or PROMPT_VERSIONS[name]} needs field {exc}") from None
+    return _PROMPTS.render(_filename(name, version), **fields)

@@ -1,23 +1,17 @@
-"""Prompt templates of the LoCoEval benchmark (``str.format`` placeholders; ``{{``/``}}`` are literal braces)."""
+"""Prompt templates of the LoCoEval benchmark (``string.Template`` syntax: ``$name``)."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
+from reconmem.templates import TemplateDir, fill
+
+_PROMPTS = TemplateDir(__name__)
 
 
-@lru_cache(maxsize=None)
 def load(name: str) -> str:
-    """The text of template ``<name>.txt`` in this package."""
-    ref = resources.files(__name__).joinpath(f"{name}.txt")
-    if not ref.is_file():
-        raise FileNotFoundError(f"no LoCoEval prompt template {name!r} ({ref})")
-    return ref.read_text(encoding="utf-8").rstrip("\n")
+    """The text of template ``<name>.txt`` in this package (trailing newlines removed)."""
+    return _PROMPTS.text(f"{name}.txt").rstrip("\n")
 
 
 def render(template: str, /, **values: object) -> str:
     """Fill template ``template``; a missing placeholder raises KeyError naming it."""
-    try:
-        return load(template).format(**values)
-    except KeyError as exc:
-        raise KeyError(f"prompt template {template!r} needs value {exc.args[0]!r}") from exc
+    return fill(load(template), _PROMPTS.path_of(f"{template}.txt"), **values)
