@@ -17,11 +17,12 @@ Every error names the file, the line (or list index) and the field.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
+
+from benchmarks.datafiles import iter_json_records
 
 # Language spellings differ between releases (v3: "cpp"; strict/lenient: "c++", "c#").
 LANGUAGE_ALIASES = {"c++": "cpp", "cxx": "cpp", "c#": "csharp", "cs": "csharp", "js": "javascript",
@@ -95,30 +96,7 @@ def iter_raw_records(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
     p = Path(path)
     if not p.is_file():
         raise CabDataError(f"{p}: CAB data file not found (set benchmark.data or CAB_DATA)")
-    text = p.read_text(encoding="utf-8")
-    stripped = text.lstrip()
-    if stripped.startswith("["):  # a JSON list (v1 release layout)
-        try:
-            rows = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CabDataError(f"{p}:{exc.lineno}: invalid JSON list ({exc.msg})") from exc
-        for i, row in enumerate(rows):
-            where = f"{p}:[{i}]"
-            if not isinstance(row, dict):
-                raise CabDataError(f"{where}: record is a {type(row).__name__}, expected an object")
-            yield where, row
-        return
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{p}:{lineno}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CabDataError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from exc
-        if not isinstance(row, dict):
-            raise CabDataError(f"{where}: record is a {type(row).__name__}, expected an object")
-        yield where, row
+    yield from iter_json_records(p, error=CabDataError)
 
 
 # --------------------------------------------------------------------------- field parsing

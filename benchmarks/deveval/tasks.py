@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from benchmarks.datafiles import iter_json_records
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SHIPPED_MANIFEST = DATA_DIR / "pypi_sources.json"
 DATA_SHA256_FILE = DATA_DIR / "data.jsonl.sha256"
@@ -98,20 +100,12 @@ def load_tasks(path: str | Path | None = None) -> list[DevEvalTask]:
         raise FileNotFoundError(f"DevEval data file {path} not found: run `python -m scripts.fetch_deveval` "
                                 f"or set {DATA_ENV_VAR}")
     tasks, seen = [], set()
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise TaskDataError(f"{where}: invalid JSON ({exc.msg})") from None
-            task = parse_task(rec, where)
-            if task.namespace in seen:
-                raise TaskDataError(f"{where}: duplicate namespace {task.namespace!r}")
-            seen.add(task.namespace)
-            tasks.append(task)
+    for where, rec in iter_json_records(path, error=TaskDataError):
+        task = parse_task(rec, where)
+        if task.namespace in seen:
+            raise TaskDataError(f"{where}: duplicate namespace {task.namespace!r}")
+        seen.add(task.namespace)
+        tasks.append(task)
     return tasks
 
 

@@ -32,7 +32,6 @@ Deterministic given the seed and the LLM response cache (temperature 0).
 from __future__ import annotations
 
 import ast
-import json
 import random
 import re
 import textwrap
@@ -41,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.datafiles import iter_json_records
 from benchmarks.locoeval.prompts import render
 from benchmarks.locoeval.repo import _qualname, find_function, resolve_file
 from benchmarks.locoeval.schema import parse_sample
@@ -105,14 +105,10 @@ class BuiltRequirement:
 def load_deveval(path: str | Path) -> dict[str, dict[str, Any]]:
     """DevEval ``data.jsonl`` keyed by namespace."""
     out = {}
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{n}: invalid JSON: {exc}") from exc
-                out[row["namespace"]] = row
+    for where, row in iter_json_records(path):
+        if "namespace" not in row:
+            raise ValueError(f"{where}: DevEval record has no 'namespace' field")
+        out[row["namespace"]] = row
     return out
 
 

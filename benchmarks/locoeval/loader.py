@@ -22,31 +22,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from benchmarks.datafiles import iter_json_records
 from benchmarks.locoeval.schema import Sample, SampleError, parse_sample
 
 
 def _read_json_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """(location, object) pairs from a .jsonl / .json file."""
-    text = path.read_text(encoding="utf-8")
-    rows: list[tuple[str, dict[str, Any]]] = []
-    if path.suffix == ".jsonl":
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((f"{path}:{n}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise SampleError(f"{path}:{n}: not valid JSON: {exc}") from exc
-        return rows
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SampleError(f"{path}: not valid JSON: {exc}") from exc
-    if isinstance(data, dict):
-        data = data.get("samples", [data])
-    if not isinstance(data, list):
-        raise SampleError(f"{path}: expected a list of samples or an object, got {type(data).__name__}")
-    return [(f"{path}[{i}]", row) for i, row in enumerate(data)]
+    """(location, object) pairs from a .jsonl / .json file (a list, one sample, or ``{"samples": [...]}``)."""
+    return list(iter_json_records(path, error=SampleError, list_key="samples"))
 
 
 def _package_path(spec: str) -> Path:

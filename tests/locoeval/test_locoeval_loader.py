@@ -53,7 +53,7 @@ def test_loader_reports_file_line(tiny_repo, tmp_path):
     with pytest.raises(SampleError, match=r"s\.jsonl:2: sample 'b': requirements\[0\]\.tests"):
         load_samples(path)
     path.write_text(json.dumps(good) + "\n{not json\n")
-    with pytest.raises(SampleError, match=r"s\.jsonl:2: not valid JSON"):
+    with pytest.raises(SampleError, match=r"s\.jsonl:2: invalid JSON"):
         load_samples(path)
     write_samples(path, [good, good])
     with pytest.raises(SampleError, match="duplicate id"):
