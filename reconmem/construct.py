@@ -146,7 +146,9 @@ def validate_sketch(obj: Any) -> dict[str, Any]:
         raise ValueError(f"memory_sketching: expected an object with 'memories', got {type(obj).__name__}")
     if not isinstance(items, list):
         raise ValueError('memory_sketching: "memories" is not a list')
-    memories, malformed = [], 0
+    # Idempotent: re-validating a validated reply keeps its count of dropped items.
+    malformed = obj.get("malformed", 0) if isinstance(obj, dict) and isinstance(obj.get("malformed"), int) else 0
+    memories = []
     for item in items:
         if isinstance(item, str):
             item = {"text": item, "anchors": []}
@@ -294,36 +296,14 @@ class MemoryConstructor:
     # ---------------------------------------------------------------- sketching + localization
     def sketch(self, turn: "Turn") -> list[SketchedMemory] | None:
         """Memory sketching + localization -> ``D_t`` with ``A(d_i)``; None when the reply is unusable."""
-        from reconmem.llm import ContextLengthExceeded
-
         prompt = render_prompt(
             "memory_sketching", repository=self.repository_name, user=turn.user, assistant=turn.assistant
         )
-        try:
-            reply = self.llm.chat_json(
-                [{"role": "user", "content": prompt}],
-                purpose="memory_sketching",
-                validate=validate_sketch,
-                max_tokens=self.sketch_max_tokens,
-            )
-        except ContextLengthExceeded as exc:
-            self.stats["context_length_skips"] += 1
-            self.stats["sketch_failures"] += 1
-            log.warning("reconmem: turn %s too long for memory sketching, update skipped: %s", turn.index, exc)
-            return None
+        reply = self._ask_json(prompt, purpose="memory_sketching", validate=validate_sketch,
+                               max_tokens=self.sketch_max_tokens, failure_stat="sketch_failures",
+                               what=f"memory sketching of turn {turn.index} (turn update skipped)")
         if reply is None:
-            self.stats["sketch_failures"] += 1
-            log.warning("reconmem: memory sketching output of turn %s unusable; turn update skipped", turn.index)
             return None
-        if not isinstance(reply, dict) or "memories" not in reply:  # validate not applied by the client
-            try:
-                reply = validate_sketch(reply)
-            except ValueError as exc:
-                self.stats["sketch_failures"] += 1
-                log.warning("reconmem: %s; turn %s update skipped", exc, turn.index)
-                return None
-        elif "malformed" not in reply:
-            reply = validate_sketch(reply)
         self.stats["malformed_memory_items"] += int(reply.get("malformed", 0))
         memories = []
         for item in reply["memories"]:
@@ -373,8 +353,6 @@ class MemoryConstructor:
         self, memory: SketchedMemory, turn_memories: list[SketchedMemory], candidates: list[UpdateCandidate]
     ) -> dict[str, Any] | None:
         """One structured update decision (purpose ``memory_update``); None (counted) if unusable."""
-        from reconmem.llm import ContextLengthExceeded
-
         prompt = render_prompt(
             "memory_update",
             repository=self.repository_name,
@@ -386,27 +364,32 @@ class MemoryConstructor:
             candidates="\n".join(f"  {c.id}: {c.text} [{', '.join(c.paths)}]" for c in candidates)
             or "  (no existing memories)",
         )
+        return self._ask_json(prompt, purpose="memory_update", validate=validate_decision,
+                              max_tokens=self.update_max_tokens, failure_stat="update_failures",
+                              what=f"memory update of unit {memory.text[:80]!r} (unit skipped)")
+
+    def _ask_json(self, prompt: str, *, purpose: str, validate: Callable[[Any], dict[str, Any]],
+                  max_tokens: int | None, failure_stat: str, what: str) -> dict[str, Any] | None:
+        """One JSON memory call; None (counted in ``failure_stat`` and logged) when unusable or too long."""
+        from reconmem.llm import ContextLengthExceeded
+
         try:
-            reply = self.llm.chat_json(
-                [{"role": "user", "content": prompt}],
-                purpose="memory_update",
-                validate=validate_decision,
-                max_tokens=self.update_max_tokens,
-            )
+            reply = self.llm.chat_json([{"role": "user", "content": prompt}], purpose=purpose,
+                                       validate=validate, max_tokens=max_tokens)
         except ContextLengthExceeded as exc:
             self.stats["context_length_skips"] += 1
-            self.stats["update_failures"] += 1
-            log.warning("reconmem: memory update prompt too long, unit skipped: %s", exc)
+            self.stats[failure_stat] += 1
+            log.warning("reconmem: %s: prompt too long: %s", what, exc)
             return None
         if reply is not None:
             try:
-                reply = validate_decision(reply)  # idempotent; guards clients that ignore `validate`
+                reply = validate(reply)  # idempotent; guards clients that ignore `validate`
             except ValueError as exc:
                 log.warning("reconmem: %s", exc)
                 reply = None
         if reply is None:
-            self.stats["update_failures"] += 1
-            log.warning("reconmem: memory_update output unusable; unit %r skipped", memory.text[:80])
+            self.stats[failure_stat] += 1
+            log.warning("reconmem: %s: output unusable", what)
         return reply
 
     def apply_decision(
