@@ -69,7 +69,9 @@ def resolve_threads(value: Any) -> int:
 
     Measured on 2 cores: 2 threads decode ~37 tok/s on an idle machine but collapse to ~0.4 tok/s
     when other processes keep the cores busy (llama.cpp's threads wait on each other), while 1
-    thread still gives ~5-6 tok/s there. ``auto`` looks at the 1-minute load average at load time.
+    thread still gives ~5-6 tok/s there. ``auto`` measures how many cores OTHER processes keep busy
+    right now (:func:`busy_cores_elsewhere`); the load average lags by minutes (right after
+    ``make setup`` it still reads ~1.5 on an idle machine) so it is only the fallback.
     """
     if value not in (None, "", "auto"):
         try:
@@ -79,14 +81,32 @@ def resolve_threads(value: Any) -> int:
         if threads < 1:
             raise ValueError(f"backbone.local.threads must be >= 1, got {threads}")
         return threads
-    cores = os.cpu_count() or 1
+    free = (os.cpu_count() or 1) - busy_cores_elsewhere()
+    return max(1, min(DEFAULT_THREADS, int(free + 0.5)))  # never more threads than (nearly) free cores
+
+
+def busy_cores_elsewhere(window: float = 0.5) -> float:
+    """Cores kept busy by other processes over ``window`` seconds (Linux /proc; else the load average)."""
     try:
-        busy = os.getloadavg()[0]
-    except OSError:
-        busy = 0.0
-    if busy >= cores - 0.5:
-        return 1
-    return max(1, min(DEFAULT_THREADS, cores))
+        total0, own0 = _cpu_ticks()
+        time.sleep(window)
+        total1, own1 = _cpu_ticks()
+        return max(0.0, ((total1 - total0) - (own1 - own0)) / (os.sysconf("SC_CLK_TCK") * window))
+    except (OSError, ValueError, IndexError):
+        try:
+            return os.getloadavg()[0]
+        except OSError:
+            return 0.0
+
+
+def _cpu_ticks() -> tuple[int, int]:
+    """(busy ticks of all CPUs, ticks of this process) from /proc."""
+    with open("/proc/stat", encoding="ascii") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    busy = sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)  # minus idle and iowait
+    with open("/proc/self/stat", encoding="ascii") as f:
+        stat = f.read().rsplit(")", 1)[1].split()
+    return busy, int(stat[11]) + int(stat[12])  # utime + stime
 
 
 def effective_n_ctx(local: Mapping[str, Any] | None) -> int:

@@ -112,12 +112,23 @@ def _install_fake(monkeypatch, gguf, fake):
 def test_threads_setting(monkeypatch):
     assert local_model.resolve_threads(3) == 3
     monkeypatch.setattr(local_model.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(local_model.os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    monkeypatch.setattr(local_model, "busy_cores_elsewhere", lambda: 0.2)
     assert local_model.resolve_threads("auto") == 2
-    monkeypatch.setattr(local_model.os, "getloadavg", lambda: (6.0, 6.0, 6.0))
+    monkeypatch.setattr(local_model, "busy_cores_elsewhere", lambda: 0.7)  # one core taken: 2 threads would stall
     assert local_model.resolve_threads(None) == 1
+    monkeypatch.setattr(local_model, "busy_cores_elsewhere", lambda: 6.0)
+    assert local_model.resolve_threads("auto") == 1
     with pytest.raises(ValueError, match="backbone.local.threads"):
         local_model.resolve_threads("many")
+
+
+def test_busy_cores_excludes_this_process(monkeypatch):
+    """Busy ticks of the whole machine minus this process's own ticks, per second of the window."""
+    ticks = iter([(1000, 100), (1150, 200)])  # machine +150 ticks, of which 100 are ours
+    monkeypatch.setattr(local_model, "_cpu_ticks", lambda: next(ticks))
+    monkeypatch.setattr(local_model.os, "sysconf", lambda name: 100)
+    monkeypatch.setattr(local_model.time, "sleep", lambda s: None)
+    assert local_model.busy_cores_elsewhere(window=0.5) == pytest.approx(1.0)
 
 
 def test_litellm_local_provider_plumbing(tmp_path, monkeypatch):
@@ -176,3 +187,9 @@ def test_prompt_over_window_rejected_before_the_server(tmp_path, monkeypatch):
     with pytest.raises(ContextLengthExceeded, match="context window of 64"):
         client.chat([{"role": "user", "content": "x " * 100}], purpose="judge")
     assert fake.bodies == []
+
+
+def test_busy_cores_reads_proc_on_linux():
+    """The real reading is a non-negative number of cores (bounded by the machine's cores + slack)."""
+    busy = local_model.busy_cores_elsewhere(window=0.2)
+    assert 0.0 <= busy <= (local_model.os.cpu_count() or 1) + 0.5
