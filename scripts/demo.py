@@ -1,6 +1,6 @@
 """``make demo``: ReConMem and Full History on the shipped demo samples with the offline model.
 
-Runs both methods through the same entry point as ``python -m scripts.run benchmark=demo`` (records
+Runs both methods through the same entry point as ``python -m scripts.run experiment=demo`` (records
 under ``results/demo/<backbone>/<method>/demo``; a second invocation resumes from the records and
 the LLM cache), then prints Pass@1, CR and tokens per method. Extra arguments are Hydra overrides,
 e.g. ``python -m scripts.demo backbone=local_1_5b``.
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     from scripts.run import CONFIG_DIR, precheck, run
 
     overrides = list(sys.argv[1:] if argv is None else argv)
-    base = ["benchmark=demo", "run.run_id=demo", *overrides]
+    base = ["experiment=demo", *overrides]  # conf/experiment/demo.yaml: demo samples, local model, budgets
     problem = precheck(base)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
