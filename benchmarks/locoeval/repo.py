@@ -18,13 +18,16 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 BLANK_STATEMENT = "raise NotImplementedError"
 _BUILD_LOCK = threading.Lock()
@@ -134,14 +137,24 @@ def blank_source(source: str, qualnames: list[list[str]], *, filename: str = "<f
     return out
 
 
-def blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path, project_path: str = "") -> Path:
-    """A cached copy of ``root`` with ``targets`` ``[(namespace, completion_path)]`` blanked."""
+def blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path, project_path: str = "",
+                 hidden_files: Sequence[str] = ()) -> Path:
+    """A cached copy of ``root`` with ``targets`` ``[(namespace, completion_path)]`` blanked.
+
+    ``hidden_files`` (paths like ``completion_path``) are removed from the copy, e.g. the test files
+    that judge the targets, so repository retrieval cannot show them to a method.
+    """
     with _BUILD_LOCK:
-        return _blanked_copy(root, targets, cache_dir=cache_dir, project_path=project_path)
+        return _blanked_copy(root, targets, cache_dir=cache_dir, project_path=project_path,
+                             hidden_files=sorted(set(hidden_files)))
 
 
-def _blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path, project_path: str) -> Path:
-    key_src = json.dumps({"root": str(root.resolve()), "targets": sorted(targets), "v": 1}, sort_keys=True)
+def _blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path, project_path: str,
+                  hidden_files: list[str]) -> Path:
+    key_fields: dict[str, Any] = {"root": str(root.resolve()), "targets": sorted(targets), "v": 1}
+    if hidden_files:
+        key_fields["hidden"] = hidden_files
+    key_src = json.dumps(key_fields, sort_keys=True)
     key = hashlib.sha256(key_src.encode()).hexdigest()[:16]
     dest = cache_dir / "locoeval" / "blanked" / f"{root.name}-{key}"
     if (dest / ".locoeval_blanked.json").exists():
@@ -156,13 +169,19 @@ def _blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path
             f = resolve_file(work, completion_path, project_path)
             rel = f.relative_to(work).as_posix()
             by_file.setdefault(f, []).append((namespace, _qualname(namespace, rel)))
+        for rel_hidden in hidden_files:
+            try:
+                resolve_file(work, rel_hidden, project_path).unlink()
+            except FileNotFoundError:
+                log.warning("locoeval: file to hide %r is not in %s", rel_hidden, root)
         for f, items in by_file.items():
             try:
                 new = blank_source(f.read_text(encoding="utf-8"), [q for _, q in items], filename=str(f))
             except BlankingError as exc:
                 raise BlankingError(f"{exc} (namespaces {[n for n, _ in items]})") from exc
             f.write_text(new, encoding="utf-8")
-        (work / ".locoeval_blanked.json").write_text(json.dumps({"root": str(root), "targets": targets}, indent=1))
+        (work / ".locoeval_blanked.json").write_text(json.dumps({"root": str(root), "targets": targets,
+                                                                 "hidden_files": hidden_files}, indent=1))
         try:
             os.replace(work, dest)
         except OSError:

@@ -103,13 +103,22 @@ _INDEX_CACHE: dict[str, Any] = {}
 _INDEX_LOCK = threading.Lock()
 
 
-def sample_index(sample: Sample, cache_dir: Path) -> Any:
-    """The RepositoryIndex over the sample's blanked snapshot copy (built once per process)."""
+def task_test_files(sample: Sample) -> list[str]:
+    """The test files (``path`` of ``path::test``) that judge the sample's tasks."""
+    return sorted({t.split("::", 1)[0] for r in sample.requirements for t in r.tests})
+
+
+def sample_index(sample: Sample, cache_dir: Path, *, hide_task_tests: bool = False) -> Any:
+    """The RepositoryIndex over the sample's blanked snapshot copy (built once per process).
+
+    ``hide_task_tests`` also removes the test files that judge the tasks from the indexed copy.
+    """
     from benchmarks.locoeval.repo import blanked_copy, snapshot_root
 
     root = snapshot_root(sample.repo_spec)
     targets = [(r.namespace, r.completion_path) for r in sample.requirements]
-    blanked = blanked_copy(root, targets, cache_dir=Path(cache_dir), project_path=sample.project_path)
+    blanked = blanked_copy(root, targets, cache_dir=Path(cache_dir), project_path=sample.project_path,
+                           hidden_files=task_test_files(sample) if hide_task_tests else ())
     key = str(blanked)
     with _INDEX_LOCK:
         if key not in _INDEX_CACHE:
@@ -333,7 +342,8 @@ def run_benchmark(cfg: Any) -> dict[str, Any]:
             result = run_sample(
                 sample, cm=harness.build_method(cfg), llm=llm, embedder=embedder,
                 evaluate=build_evaluator(cfg, sample, executor_box), out_dir=out,
-                user=MockUser(user_llm, max_tokens=user_max), repo_index=sample_index(sample, cache_dir),
+                user=MockUser(user_llm, max_tokens=user_max),
+                repo_index=sample_index(sample, cache_dir, hide_task_tests=bool(bench.get("hide_task_tests", False))),
                 system_prompt=_system_prompt(bench), repo_context_k=int(bench.get("repo_context_k", 0) or 0),
                 turn_max_tokens=bench.get("turn_max_tokens"), task_max_tokens=bench.get("task_max_tokens"),
                 purpose_max_tokens=_plain(bench.get("purpose_max_tokens")),

@@ -59,3 +59,17 @@ def test_blanked_copy_hides_reference_bodies(demo, boltons_root, tmp_path):
     assert text.count("raise NotImplementedError") == 2
     assert "bisect.bisect_right(options, x)" in text  # floor (not a target) untouched
     assert (boltons_root / "boltons" / "mathutils.py").read_text().count("min(max(x, lower), upper)") == 1
+
+
+def test_hide_task_tests_removes_the_judging_tests_from_the_index(demo, boltons_root, tmp_path):
+    """benchmark.hide_task_tests: the indexed copy lacks the test files of the sample's tasks."""
+    from benchmarks.locoeval.runner import sample_index, task_test_files
+
+    s = demo[0]
+    assert task_test_files(s) == ["tests/test_mathutils.py"]
+    shown = sample_index(s, tmp_path / "shown")
+    hidden = sample_index(s, tmp_path / "hidden", hide_task_tests=True)
+    assert any(p.startswith("tests/test_mathutils.py") for p in shown.files())
+    assert not any(p.startswith("tests/test_mathutils.py") for p in hidden.files())
+    assert any(p.startswith("tests/") for p in hidden.files())  # other tests stay
+    assert (boltons_root / "tests" / "test_mathutils.py").is_file()  # the pristine snapshot keeps them for judging
