@@ -33,7 +33,7 @@ demo: setup ## Run ReConMem and Full on the shipped demo samples with the offlin
 	$(PY) -m scripts.demo
 
 bench: setup ## Print the benchmark ratios (index, llm, recall, methods)
-	$(PY) -m scripts.bench index --repo $$($(PY) -c "from reconmem.downloads import fetch_pypi_source as f; print(f('boltons','23.1.1')/'boltons-23.1.1')")
+	$(PY) -m scripts.bench index --repo $$($(PY) -c "from reconmem.platform.downloads import fetch_pypi_source as f; print(f('boltons','23.1.1')/'boltons-23.1.1')")
 	$(PY) -m scripts.bench llm
 	$(PY) -m scripts.bench recall
 	$(PY) -m scripts.bench methods

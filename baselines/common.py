@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconmem.context import ContextItem, Session, Turn
+from reconmem.platform.context import ContextItem, Session, Turn
 
 
 def turn_messages(turn: Turn) -> list[dict[str, str]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from baselines.common import prompt_budget, turn_item, turn_messages
 from baselines.repo_context import render_code_block, repo_items
-from reconmem.context import RECENT, Context, ContextManager, Session, Turn, build_messages
+from reconmem.platform.context import RECENT, Context, ContextManager, Session, Turn, build_messages
 
 
 class FullHistory(ContextManager):

@@ -32,7 +32,7 @@ from baselines import prompts
 from baselines.common import string_list, transcript, turn_item, turn_messages
 from baselines.nouns import noun_lemmas
 from baselines.repo_context import render_code_block, repo_items
-from reconmem.context import MEMORY, RECENT, Context, ContextItem, ContextManager, Session, Turn, build_messages
+from reconmem.platform.context import MEMORY, RECENT, Context, ContextItem, ContextManager, Session, Turn, build_messages
 
 
 @dataclass

@@ -23,7 +23,7 @@ import numpy as np
 from baselines import prompts
 from baselines.common import transcript
 from baselines.repo_context import render_code_block, repo_items
-from reconmem.context import MEMORY, Context, ContextItem, ContextManager, Session, Turn, build_messages
+from reconmem.platform.context import MEMORY, Context, ContextItem, ContextManager, Session, Turn, build_messages
 
 EVENTS = ("ADD", "UPDATE", "DELETE", "NONE")
 
@@ -121,7 +121,7 @@ class Mem0(ContextManager):
         """The ``k`` stored memories most similar to ``query`` (best first)."""
         if not self.memories:
             return []
-        from reconmem.embed import cosine_top_k
+        from reconmem.platform.embed import cosine_top_k
 
         ids = list(self.memories)
         matrix = np.vstack([self._vectors[i] for i in ids])
@@ -181,7 +181,7 @@ class Mem0(ContextManager):
         fact_vecs = session.embedder.encode([f.text for f in facts])
         candidates: list[str] = []  # union of the per-fact top similar_k memories, first-seen order
         if self.memories:
-            from reconmem.embed import cosine_top_k
+            from reconmem.platform.embed import cosine_top_k
 
             ids = list(self.memories)
             matrix = np.vstack([self._vectors[i] for i in ids])

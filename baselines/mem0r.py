@@ -20,7 +20,7 @@ import numpy as np
 
 from baselines.mem0 import Fact, Memory, Mem0
 from baselines.repo_context import code_item, render_code_block
-from reconmem.context import MEMORY, REPO_WIDE, Context, ContextItem, build_messages
+from reconmem.platform.context import MEMORY, REPO_WIDE, Context, ContextItem, build_messages
 
 
 class Mem0R(Mem0):

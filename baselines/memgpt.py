@@ -36,7 +36,7 @@ import numpy as np
 from baselines import prompts
 from baselines.common import prompt_budget, supports_function_calling
 from baselines.repo_context import render_code_block, repo_items
-from reconmem.context import MEMORY, RECENT, Context, ContextItem, ContextManager, Reply, Session, Turn, build_messages
+from reconmem.platform.context import MEMORY, RECENT, Context, ContextItem, ContextManager, Reply, Session, Turn, build_messages
 
 _CALL_IDS = itertools.count(1)  # process-wide ids tagging JSON-protocol steps in the ledger
 _HEARTBEAT = {"type": "boolean", "description": "true to get control back after this function returns (to call another function)"}
@@ -392,7 +392,7 @@ class MemGPT(ContextManager):
         """Archival passages ranked by embedding similarity to ``query``; one page."""
         if not self.archival:
             return self._page([], page)
-        from reconmem.embed import cosine_top_k
+        from reconmem.platform.embed import cosine_top_k
 
         hits = cosine_top_k(self._session().embedder.encode_one(query), np.vstack(self._archival_vectors), len(self.archival))
         return self._page([{**self.archival[i], "score": round(s, 4)} for i, s in hits], page)

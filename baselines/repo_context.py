@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from reconmem.context import REPO_WIDE, ContextItem, Session
+from reconmem.platform.context import REPO_WIDE, ContextItem, Session
 
 REPO_HEADER = "Repository code that may be relevant to the request:"
 

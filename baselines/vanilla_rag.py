@@ -13,7 +13,7 @@ import numpy as np
 
 from baselines.common import turn_item, turn_messages
 from baselines.repo_context import render_code_block, repo_items
-from reconmem.context import MEMORY, Context, ContextManager, Session, Turn, build_messages
+from reconmem.platform.context import MEMORY, Context, ContextManager, Session, Turn, build_messages
 
 
 class VanillaRAG(ContextManager):
@@ -37,7 +37,7 @@ class VanillaRAG(ContextManager):
         """The k turns whose user query is most similar to ``query``, oldest first, with scores."""
         if not self.turns:
             return []
-        from reconmem.embed import cosine_top_k
+        from reconmem.platform.embed import cosine_top_k
 
         session = self._session()
         hits = cosine_top_k(session.embedder.encode_one(query), np.vstack(self._vectors), self.k)

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from reconmem.context import ContextManager
+from reconmem.platform.context import ContextManager
 
 
 class ConfigError(ValueError):
@@ -31,20 +31,20 @@ def check_api_key(backbone_cfg: Any, option: str = "backbone") -> None:
 
 
 def build_llm(backbone_cfg: Any, cfg: Any, ledger: Any = None, *, option: str = "backbone") -> Any:
-    """An :class:`reconmem.llm.LLMClient` for one backbone config node, sharing the run's cache.
+    """An :class:`reconmem.platform.llm.LLMClient` for one backbone config node, sharing the run's cache.
 
-    ``backbone.model: scripted/<module>:<function>`` builds a :class:`reconmem.testing.ScriptedLLM`
+    ``backbone.model: scripted/<module>:<function>`` builds a :class:`reconmem.platform.testing.ScriptedLLM`
     whose replies come from that function ``(messages, purpose) -> str`` — for tests and dry runs
     of the pipeline only; it never produces benchmark numbers.
     """
-    from reconmem.llm import BackboneSpec, LLMClient, UsageLedger
+    from reconmem.platform.llm import BackboneSpec, LLMClient, UsageLedger
 
     ledger = ledger if ledger is not None else UsageLedger()
     model = str(backbone_cfg.model)
     if model.startswith("scripted/"):
         import importlib
 
-        from reconmem.testing import ScriptedLLM
+        from reconmem.platform.testing import ScriptedLLM
 
         mod_name, _, fn_name = model[len("scripted/"):].partition(":")
         try:
@@ -72,7 +72,7 @@ def build_embedder(cfg: Any) -> Any:
     """The process-wide embedder (all-MiniLM-L6-v2 from its PyPI package), with its disk cache."""
     global _EMBEDDER
     if _EMBEDDER is None:
-        from reconmem.embed import Embedder
+        from reconmem.platform.embed import Embedder
 
         _EMBEDDER = Embedder(cache_dir=_cache_dir(cfg) / "embeddings")
     return _EMBEDDER
@@ -90,7 +90,7 @@ def build_method(cfg: Any) -> ContextManager:
     except Exception as exc:  # hydra wraps import/arg errors; keep one clear line
         raise ConfigError(f"method={cfg.method.name}: cannot build {node['_target_']}: {exc}") from exc
     if not isinstance(manager, ContextManager):
-        raise ConfigError(f"method={cfg.method.name}: {node['_target_']} is not a reconmem.context.ContextManager")
+        raise ConfigError(f"method={cfg.method.name}: {node['_target_']} is not a reconmem.platform.context.ContextManager")
     return manager
 
 

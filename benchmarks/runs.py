@@ -233,7 +233,7 @@ def package_versions(names: Sequence[str] = _MANIFEST_PACKAGES) -> dict[str, str
 
 
 def file_checksum(path: str | Path) -> str | None:
-    from reconmem.downloads import sha256_file
+    from reconmem.platform.downloads import sha256_file
 
     p = Path(path)
     return sha256_file(p) if p.is_file() else None

@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     repo = Path(args.repo).expanduser()
     if not repo.is_dir():
         parser.error(f"--repo: not a directory: {repo}")
-    from reconmem.code import RepositoryIndex
+    from reconmem.platform.code import RepositoryIndex
 
     languages = [x for x in args.languages.split(",") if x] if args.languages else None
     started = time.perf_counter()
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         f"files/s={n_files / max(seconds, 1e-9):.1f} entities/s={n_entities / max(seconds, 1e-9):.1f}"
     )
     if args.embed:
-        from reconmem.embed import Embedder
+        from reconmem.platform.embed import Embedder
 
         kinds = tuple(k for k in args.kinds.split(",") if k)
         embedder = Embedder()

@@ -1,6 +1,6 @@
 """``python -m scripts.bench llm``: generation speed of a backbone and the response-cache speed-up.
 
-Runs one real prompt (~128 output tokens, temperature 0) through :class:`reconmem.llm.LLMClient`
+Runs one real prompt (~128 output tokens, temperature 0) through :class:`reconmem.platform.llm.LLMClient`
 with a fresh response cache, then the identical call again (a cache hit), and prints two lines:
 load time, RSS and tokens/s; then miss vs. hit seconds and their ratio.
 """
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from reconmem.llm import BackboneSpec, LLMClient, LLMError, UsageLedger
+    from reconmem.platform.llm import BackboneSpec, LLMClient, LLMError, UsageLedger
 
     cfg = load_backbone_config(args.backbone)
     if cfg.get("local"):
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             client = LLMClient(spec, ledger=UsageLedger(), cache_path=Path(cache_dir) / "cache.sqlite")
             load = ""
             if spec.is_local:
-                from reconmem import local_model
+                from reconmem.platform import local_model
 
                 started = time.perf_counter()
                 model = local_model.get_model(spec.local or {})  # assemble / verify the GGUF

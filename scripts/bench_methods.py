@@ -97,8 +97,8 @@ def build_manager(name: str, backbone_cfg: Any) -> Any:
 def run_method(name: str, *, backbone_cfg: Any, embedder: Any, repo: Any, turns: int, repo_context_k: int,
                cache_path: Path | None) -> dict[str, Any]:
     """Observe the scripted conversation with one method; return its row of the table."""
-    from reconmem.context import Session, Turn
-    from reconmem.llm import BackboneSpec, LLMClient, UsageLedger
+    from reconmem.platform.context import Session, Turn
+    from reconmem.platform.llm import BackboneSpec, LLMClient, UsageLedger
 
     ledger = UsageLedger()
     llm = LLMClient(BackboneSpec.from_config(backbone_cfg), ledger=ledger, cache_path=cache_path)
@@ -151,9 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-    from reconmem.code import RepositoryIndex
-    from reconmem.downloads import cache_root, fetch_pypi_source
-    from reconmem.embed import Embedder
+    from reconmem.platform.code import RepositoryIndex
+    from reconmem.platform.downloads import cache_root, fetch_pypi_source
+    from reconmem.platform.embed import Embedder
 
     backbone_cfg = _backbone_cfg(Path(args.backbone))
     name, version, sha = BOLTONS

@@ -55,7 +55,7 @@ def _entity_name(path: str) -> tuple[str, str]:
 
 
 def _default_repo() -> Path:
-    from reconmem.downloads import fetch_pypi_source
+    from reconmem.platform.downloads import fetch_pypi_source
 
     sha = "d2cb2fa83cf2ebe791be1e284183e8a43a1031355156a968f8e0a333ad2448fc"
     return fetch_pypi_source("boltons", "23.1.1", sha256=sha) / "boltons-23.1.1"
@@ -63,11 +63,11 @@ def _default_repo() -> Path:
 
 def run(sizes: list[int], *, repo_root: Path, n_queries: int, n_updates: int, k: dict[str, int], seed: int) -> dict[str, Any]:
     """Build graphs of each size and time update / recall. Returns the measurements."""
-    from reconmem.code import RepositoryIndex
-    from reconmem.construct import CodeDraftDatabase, MemoryConstructor, SketchedMemory
-    from reconmem.embed import Embedder
-    from reconmem.graph import DualMemoryGraph
-    from reconmem.recall import JointRecall, RecallConfig, RepositoryVectors
+    from reconmem.platform.code import RepositoryIndex
+    from reconmem.memory.construct import CodeDraftDatabase, MemoryConstructor, SketchedMemory
+    from reconmem.platform.embed import Embedder
+    from reconmem.memory.graph import DualMemoryGraph
+    from reconmem.memory.recall import JointRecall, RecallConfig, RepositoryVectors
 
     rng = random.Random(seed)
     index = RepositoryIndex.build(repo_root)

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.locoeval import builder
     from benchmarks.locoeval.loader import dump_samples
     from benchmarks.locoeval.repo import blanked_copy, snapshot_root
-    from reconmem.llm import UsageLedger
+    from reconmem.platform.llm import UsageLedger
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         cfg = compose("config", overrides=overrides)
@@ -103,7 +103,7 @@ def _make_filter(cfg, args, llm, root, tasks, cache_dir, project_path, blanked_c
     from benchmarks.deveval.evaluate import evaluate_completion
     from benchmarks.locoeval.builder import retrieval_only_solves
     from benchmarks.sandbox import build_executor
-    from reconmem.code import RepositoryIndex
+    from reconmem.platform.code import RepositoryIndex
 
     blanked = blanked_copy(root, [(t.namespace, t.completion_path) for t in tasks], cache_dir=cache_dir,
                            project_path=project_path)

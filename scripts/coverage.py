@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.analysis.records import LOCOEVAL, RecordError, load_runs
     from benchmarks.harness import ConfigError, build_llm
     from benchmarks.runs import atomic_write_json
-    from reconmem.llm import UsageLedger
+    from reconmem.platform.llm import UsageLedger
 
     try:
         cfg = compose(args.judge_backbone, args.overrides)

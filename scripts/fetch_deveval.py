@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.deveval.tasks import DATA_SHA256_FILE, default_data_path, load_tasks
-from reconmem.downloads import DownloadError, download_url, sha256_file
+from reconmem.platform.downloads import DownloadError, download_url, sha256_file
 
 COMMIT = "c1653455e0a18480a29aa07ba51636070f113316"
 URL = f"https://github.com/seketeam/DevEval/raw/{COMMIT}/data.tar.gz"

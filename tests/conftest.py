@@ -30,7 +30,7 @@ def shared_dir() -> Path:
 @pytest.fixture(scope="session")
 def boltons_root() -> Path:
     """Unpacked boltons 23.1.1 sdist (downloaded once from PyPI, sha256-verified, cached)."""
-    from reconmem.downloads import fetch_pypi_source
+    from reconmem.platform.downloads import fetch_pypi_source
 
     name, version, sha = BOLTONS
     return fetch_pypi_source(name, version, sha256=sha) / f"{name}-{version}"

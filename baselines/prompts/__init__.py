@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reconmem.templates import TemplateDir
+from reconmem.platform.templates import TemplateDir
 
 _PROMPTS = TemplateDir(__name__)
 

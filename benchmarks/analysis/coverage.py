@@ -15,7 +15,7 @@ from it. Items of neither (recent turns, core memory ...) belong to no view. Nei
 nor the reference code is evidence.
 
 Each view is judged by its own LLM call (:class:`CoverageJudge`, purpose ``coverage_judge``,
-cached like every call of :class:`reconmem.llm.LLMClient`). The judgment must list every GT item
+cached like every call of :class:`reconmem.platform.llm.LLMClient`). The judgment must list every GT item
 exactly once; a positive judgment must cite evidence ids that exist in that view — an unknown id
 fails the item. An incomplete answer is retried once with the problems stated; if it is still
 incomplete the view is marked ``complete: false`` and its task-run is left out of the aggregates
@@ -42,7 +42,7 @@ VIEW_LABELS = {"original": "Original-query", "dual": "Dual-query", "combined": "
 
 # ---------------------------------------------------------------------------- views
 
-# Retrieval routes of ReConMem's initial hits (reconmem.recall) and the branch each belongs to: the
+# Retrieval routes of ReConMem's initial hits (reconmem.memory.recall) and the branch each belongs to: the
 # original query drives the semantic side, the dual query (or the original query when grounding
 # fails, paper §2.3.2) drives the code side.
 ROUTE_BRANCH = {"semantic": "original_query", "structural_graph": "dual_query", "repo_wide": "dual_query"}

@@ -1,7 +1,7 @@
 """Figure 7: t-SNE of the retrieved semantic (memory texts) and structural (code) contexts,
 coloured by the query branch that retrieved them (original vs dual), from recorded contexts.
 
-Embeddings default to the harness embedder (all-MiniLM-L6-v2, :class:`reconmem.embed.Embedder`,
+Embeddings default to the harness embedder (all-MiniLM-L6-v2, :class:`reconmem.platform.embed.Embedder`,
 disk-cached); tests pass any ``embed(texts) -> ndarray`` instead.
 """
 
@@ -46,7 +46,7 @@ def retrieved_items(samples: Iterable[Any], *, methods: Sequence[str] = ("reconm
 
 
 def default_embed(texts: Sequence[str]) -> np.ndarray:
-    from reconmem.embed import Embedder
+    from reconmem.platform.embed import Embedder
 
     return Embedder().encode(list(texts))
 

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from benchmarks.cab.loader import CabIssue, issue_text
 from benchmarks.cab.tools import TOOL_NAMES, TOOL_SCHEMAS, RepoTools, ToolResult, tools_prompt_description
-from reconmem.context import Context, ContextManager, Turn, build_messages
-from reconmem.templates import TemplateDir
+from reconmem.platform.context import Context, ContextManager, Turn, build_messages
+from reconmem.platform.templates import TemplateDir
 
 if TYPE_CHECKING:
-    from reconmem.llm import LLMClient
+    from reconmem.platform.llm import LLMClient
 
 FULLY_SATISFIED, PARTIALLY_SATISFIED, NOT_SATISFIED = "FULLY_SATISFIED", "PARTIALLY_SATISFIED", "NOT_SATISFIED"
 CORRECT, PARTIALLY_CORRECT, INCORRECT = "CORRECT", "PARTIALLY CORRECT", "INCORRECT"
@@ -249,7 +249,7 @@ class MaintainerAgent:
         return self.llm.chat(messages, **kw)
 
     def _tool_loop(self, query: str, ctx: Context) -> MaintainerTurn:
-        from reconmem.llm import ContextLengthExceeded
+        from reconmem.platform.llm import ContextLengthExceeded
 
         messages = [dict(m) for m in ctx.messages]
         turn = MaintainerTurn(text="", context=ctx)
@@ -320,7 +320,7 @@ class MaintainerAgent:
 
     def _final_without_tools(self, query: str, ctx: Context, turn: MaintainerTurn, *, reason: str) -> MaintainerTurn:
         """Ask for the answer with the exploration notes folded into the question (no tools)."""
-        from reconmem.llm import ContextLengthExceeded
+        from reconmem.platform.llm import ContextLengthExceeded
 
         turn.forced_final = True
         budget = self.max_notes_chars

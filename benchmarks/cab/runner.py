@@ -32,7 +32,7 @@ from benchmarks.cab.docker_check import DockerUnavailableForIssue, docker_valida
 from benchmarks.cab.loader import CabIssue, load_issues
 from benchmarks.cab.metrics import issue_tokens, summarize, tokens_by_role
 from benchmarks.cab.tools import RepoTools, ToolLimits
-from reconmem.context import ContextManager, Session
+from reconmem.platform.context import ContextManager, Session
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ def run_issue(
     Returns the ``result.json`` payload (``status`` ok / judge_error / docker_unavailable); other
     failures raise and are recorded as ``error`` by the caller.
     """
-    from reconmem.llm import UsageLedger
+    from reconmem.platform.llm import UsageLedger
 
     settings = settings or CabSettings()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -255,7 +255,7 @@ def run_issue(
 
 
 def _default_index_builder(root: Path) -> Any:
-    from reconmem.code.index import RepositoryIndex
+    from reconmem.platform.code.index import RepositoryIndex
 
     return RepositoryIndex.build(root)
 
@@ -302,7 +302,7 @@ def run_benchmark(cfg: Any) -> dict[str, Any]:
     """Hydra entry: every selected issue -> records under the run dir; returns the summary."""
     from benchmarks.harness import build_embedder, build_llm, build_method, resolve_data_path
     from benchmarks.runs import RunDir, atomic_write_json, run_pool, write_manifest
-    from reconmem.llm import UsageLedger
+    from reconmem.platform.llm import UsageLedger
 
     bench = cfg.benchmark
     data_path = resolve_data_path(str(bench.data))

@@ -94,14 +94,14 @@ def _single_top_dir(path: Path) -> Path:
 
 
 def _cache_root() -> Path:
-    from reconmem.downloads import cache_root
+    from reconmem.platform.downloads import cache_root
 
     return cache_root()
 
 
 def pypi_snapshot(name: str, version: str, sha256: str | None = None, path_prefix: str | None = None) -> Path:
     """Unpacked sdist of ``name==version`` (verified); the project root is ``<unpacked>/<path_prefix>``."""
-    from reconmem.downloads import DownloadError, fetch_pypi_source
+    from reconmem.platform.downloads import DownloadError, fetch_pypi_source
 
     try:
         unpacked = fetch_pypi_source(name, version, sha256=sha256)
@@ -117,7 +117,7 @@ def pypi_snapshot(name: str, version: str, sha256: str | None = None, path_prefi
 
 def archive_snapshot(project_path: str, *, url: str | None = None, sha256: str | None = None) -> Path:
     """DevEval's Source_Code archive (downloaded and unpacked once); returns ``<Source_Code>/<project_path>``."""
-    from reconmem.downloads import DownloadError, download_url, unpack_archive
+    from reconmem.platform.downloads import DownloadError, download_url, unpack_archive
 
     url = url or os.environ.get("RECONMEM_DEVEVAL_ARCHIVE_URL") or DEFAULT_ARCHIVE_URL
     sha256 = sha256 or os.environ.get("RECONMEM_DEVEVAL_ARCHIVE_SHA256")

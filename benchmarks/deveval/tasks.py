@@ -127,7 +127,7 @@ def default_data_path() -> Path:
     """``$RECONMEM_DEVEVAL_DATA`` or ``<cache>/deveval/data.jsonl`` (written by scripts/fetch_deveval.py)."""
     if os.environ.get(DATA_ENV_VAR):
         return Path(os.environ[DATA_ENV_VAR]).expanduser()
-    from reconmem.downloads import cache_root
+    from reconmem.platform.downloads import cache_root
 
     return cache_root() / "deveval" / "data.jsonl"
 
@@ -310,7 +310,7 @@ def env_spec_for(entry: ProjectEntry, *, sdist_archive: Path | None = None):
     from benchmarks.sandbox.base import EnvSpec
 
     if entry.install_project_from_sdist and sdist_archive is None:
-        from reconmem.downloads import pip_download_sdist
+        from reconmem.platform.downloads import pip_download_sdist
 
         sdist_archive = pip_download_sdist(entry.pypi_name, entry.version, sha256=entry.sdist_sha256)
     return EnvSpec(name=entry.project_path, python=entry.python, pip_specs=entry.env_pip_install,

@@ -14,7 +14,7 @@ from benchmarks.locoeval.prompts import render
 from benchmarks.locoeval.schema import CONVEYING_KINDS, OutlineStep, Sample
 
 if TYPE_CHECKING:
-    from reconmem.llm import LLMClient
+    from reconmem.platform.llm import LLMClient
 
 MAX_PREVIOUS_CHARS = 2000  # the previous reply is cut to this many characters in the user prompt
 

@@ -35,7 +35,7 @@ from benchmarks.locoeval.mock_user import MockUser
 from benchmarks.locoeval.prompts import load as load_prompt
 from benchmarks.locoeval.prompts import render
 from benchmarks.locoeval.schema import Requirement, Sample
-from reconmem.context import ContextManager, Session, Turn
+from reconmem.platform.context import ContextManager, Session, Turn
 
 # Evaluator: (requirement, reply_text) -> {"outcome", "passed", "log", "seconds", "completion"}
 Evaluator = Callable[[Requirement, str], dict[str, Any]]
@@ -122,7 +122,7 @@ def sample_index(sample: Sample, cache_dir: Path, *, hide_task_tests: bool = Fal
     key = str(blanked)
     with _INDEX_LOCK:
         if key not in _INDEX_CACHE:
-            from reconmem.code import RepositoryIndex
+            from reconmem.platform.code import RepositoryIndex
 
             _INDEX_CACHE[key] = RepositoryIndex.build(blanked)
         return _INDEX_CACHE[key]
@@ -302,7 +302,7 @@ def run_benchmark(cfg: Any) -> dict[str, Any]:
 
     from benchmarks import harness, runs
     from benchmarks.locoeval import metrics
-    from reconmem.llm import UsageLedger
+    from reconmem.platform.llm import UsageLedger
 
     bench = cfg.benchmark
     raw_ids = cfg.run.get("ids")

@@ -35,7 +35,7 @@ MAX_LOG_CHARS = 40_000
 
 
 def _default_venv_dir() -> Path:
-    from reconmem.downloads import cache_root
+    from reconmem.platform.downloads import cache_root
 
     return cache_root() / "venvs"
 

@@ -1,4 +1,4 @@
-"""Coverage judge (scripted LLM replies via reconmem.testing.ScriptedLLM), views and aggregation."""
+"""Coverage judge (scripted LLM replies via reconmem.platform.testing.ScriptedLLM), views and aggregation."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.analysis import coverage as cov
 from benchmarks.analysis.records import load_run
-from reconmem.testing import ScriptedLLM
+from reconmem.platform.testing import ScriptedLLM
 
 GT = [{"id": "R1.I0", "text": "timeout is 30 seconds"}, {"id": "R1.I1", "text": "retry three times"}]
 

@@ -8,19 +8,19 @@ from typing import Any, Callable
 
 import pytest
 
-from reconmem.context import Session, Turn
+from reconmem.platform.context import Session, Turn
 
 
 @pytest.fixture(scope="session")
 def boltons_index(boltons_root: Path):
-    from reconmem.code import RepositoryIndex
+    from reconmem.platform.code import RepositoryIndex
 
     return RepositoryIndex.build(boltons_root)
 
 
 @pytest.fixture(scope="session")
 def embedder():
-    from reconmem.embed import Embedder
+    from reconmem.platform.embed import Embedder
 
     return Embedder()
 
@@ -28,7 +28,7 @@ def embedder():
 @pytest.fixture
 def make_session(boltons_index, embedder) -> Callable[..., Session]:
     """``make_session(replies, context_window=..., max_output_tokens=..., fc=True, repo_context_k=0)``."""
-    from reconmem.testing import ScriptedLLM
+    from reconmem.platform.testing import ScriptedLLM
 
     def factory(replies: Any = (), *, context_window: int = 32768, max_output_tokens: int = 256, fc: bool = True,
                 repo_context_k: int = 0, system_prompt: str = "You are a helpful coding assistant.") -> Session:

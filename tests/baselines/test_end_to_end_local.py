@@ -36,8 +36,8 @@ def test_baseline_ten_turns_with_local_backbone(method, local_backbone_cfg, bolt
 
     from benchmarks.locoeval.loader import load_samples
     from benchmarks.locoeval.runner import run_sample
-    from reconmem.downloads import cache_root
-    from reconmem.llm import BackboneSpec, LLMClient, UsageLedger
+    from reconmem.platform.downloads import cache_root
+    from reconmem.platform.llm import BackboneSpec, LLMClient, UsageLedger
 
     sample = next(s for s in load_samples("package:benchmarks.locoeval/demo/samples.jsonl")
                   if s.id == "boltons-time-dict-single")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from baselines.full import FullHistory
-from reconmem.context import RECENT
+from reconmem.platform.context import RECENT
 
 PATHS = ["boltons/strutils.py/slugify", "boltons/strutils.py/camel2under", "boltons/iterutils.py/chunked",
          "boltons/iterutils.py/windowed", "boltons/fileutils.py/mkdir_p", "boltons/cacheutils.py/LRI/get",

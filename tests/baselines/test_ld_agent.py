@@ -8,7 +8,7 @@ import math
 
 from baselines.ld_agent import LDAgent, topic_overlap
 from baselines.nouns import noun_lemmas
-from reconmem.context import MEMORY, RECENT, Turn
+from reconmem.platform.context import MEMORY, RECENT, Turn
 
 CACHE_SUMMARY = ("The user and the assistant reviewed the LRI cache in cacheutils: the eviction of the oldest "
                  "entries, the hit counters and the maximum size of the cache.")

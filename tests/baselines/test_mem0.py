@@ -9,7 +9,7 @@ import json
 import re
 
 from baselines.mem0 import Mem0
-from reconmem.context import MEMORY, Turn
+from reconmem.platform.context import MEMORY, Turn
 
 A = "The LRI cache in boltons/cacheutils.py must keep at most 128 entries."
 A2 = "The LRI cache in boltons/cacheutils.py must keep at most 128 entries and count hits and misses."

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from baselines.mem0r import Mem0R
-from reconmem.context import MEMORY, REPO_WIDE, Turn
+from reconmem.platform.context import MEMORY, REPO_WIDE, Turn
 
 GET = "boltons/cacheutils.py/LRI/get"
 GETITEM = "boltons/cacheutils.py/LRI/__getitem__"

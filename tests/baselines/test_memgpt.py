@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from baselines.memgpt import MemGPT
-from reconmem.context import Turn
+from reconmem.platform.context import Turn
 
 ALERT = "[System alert] Memory pressure"
 

@@ -13,13 +13,13 @@ from baselines.memgpt import MemGPT
 from baselines.mem0r import Mem0R
 from baselines.repo_context import repo_items
 from baselines.vanilla_rag import VanillaRAG
-from reconmem.context import REPO_WIDE, Session
+from reconmem.platform.context import REPO_WIDE, Session
 
 
 @pytest.fixture(scope="module")
 def small_repo(boltons_root, tmp_path_factory):
     """One real boltons module (a small index keeps the cold embedding time short)."""
-    from reconmem.code import RepositoryIndex
+    from reconmem.platform.code import RepositoryIndex
 
     root = tmp_path_factory.mktemp("boltons_small")
     (root / "boltons").mkdir()

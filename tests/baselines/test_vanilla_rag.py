@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from baselines.vanilla_rag import VanillaRAG
-from reconmem.context import MEMORY, Turn
+from reconmem.platform.context import MEMORY, Turn
 
 # 12 turns over real boltons code; the 5 about caching are interleaved with 7 unrelated ones.
 QUERIES = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reconmem.context import Context, ContextManager, Turn
+from reconmem.platform.context import Context, ContextManager, Turn
 
 HERE = Path(__file__).parent
 FIXTURE_REPO = HERE.parent / "fixtures" / "cab_repo"
@@ -48,7 +48,7 @@ class SpyManager(ContextManager):
         self.turns = []
 
     def context_for(self, query: str, *, read_only: bool = False) -> Context:
-        from reconmem.context import build_messages
+        from reconmem.platform.context import build_messages
 
         self.context_for_queries.append(query)
         history = [m for t in self.turns for m in ({"role": "user", "content": t.user}, {"role": "assistant", "content": t.assistant})]

@@ -14,8 +14,8 @@ import pytest
 
 from benchmarks.cab.metrics import issue_tokens, summarize
 from benchmarks.cab.runner import CabSettings, run_issue
-from reconmem.llm import UsageLedger
-from reconmem.testing import ScriptedLLM
+from reconmem.platform.llm import UsageLedger
+from reconmem.platform.testing import ScriptedLLM
 
 from cab_testkit import FIXTURE_REPO, GOOD_JUDGMENT, USER_FULL, USER_PARTIAL, SpyManager
 
@@ -178,7 +178,7 @@ def test_dockerfile_issue_without_engine(fixture_issue, tmp_path):
 @pytest.mark.slow
 def test_real_local_backbone_maintainer(fixture_issue, tmp_path):
     """REAL local backbone (Qwen2.5-Coder-0.5B, JSON tool protocol) as maintainer; user and judge scripted."""
-    from reconmem.llm import BackboneSpec, LLMClient
+    from reconmem.platform.llm import BackboneSpec, LLMClient
     from omegaconf import OmegaConf
 
     conf = OmegaConf.load(Path(__file__).resolve().parents[2] / "conf" / "backbone" / "local.yaml")

@@ -106,7 +106,7 @@ def test_json_tool_protocol():
 
 def test_failed_docker_build_makes_verdict_incorrect(fixture_issue):
     from benchmarks.cab.agents import JudgeAgent
-    from reconmem.testing import ScriptedLLM
+    from reconmem.platform.testing import ScriptedLLM
 
     llm = ScriptedLLM([GOOD_JUDGMENT, GOOD_JUDGMENT])
     j = JudgeAgent(llm).judge(fixture_issue, "answer", {"success": False, "logs": "boom"})

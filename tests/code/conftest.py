@@ -11,13 +11,13 @@ LANGS_ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "langs"
 
 @pytest.fixture(scope="session")
 def boltons_index(boltons_root):
-    from reconmem.code import RepositoryIndex
+    from reconmem.platform.code import RepositoryIndex
 
     return RepositoryIndex.build(boltons_root)
 
 
 @pytest.fixture(scope="session")
 def langs_index():
-    from reconmem.code import RepositoryIndex
+    from reconmem.platform.code import RepositoryIndex
 
     return RepositoryIndex.build(LANGS_ROOT)

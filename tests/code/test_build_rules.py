@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconmem.code import RepositoryIndex
+from reconmem.platform.code import RepositoryIndex
 
 
 @pytest.fixture()

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from reconmem.embed import Embedder, _DiskCache, cosine_top_k
+from reconmem.platform.embed import Embedder, _DiskCache, cosine_top_k
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_cosine_top_k_matches_brute_force_and_is_fast():
 
 
 def test_entity_search_and_vector_cache(langs_index, embedder, cache_dir):
-    from reconmem.code import RepositoryIndex
+    from reconmem.platform.code import RepositoryIndex
 
     hits = langs_index.search("bank account with deposits and owners", embedder, k=3, kinds=("type",))
     assert hits[0][0] == "java/com/example/Account.java/Account"

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from reconmem.code import DIRECTORY, FILE, FUNCTION, TYPE, VARIABLE
+from reconmem.platform.code import DIRECTORY, FILE, FUNCTION, TYPE, VARIABLE
 
 LRI = "boltons/cacheutils.py/LRI"
 
 
 def test_entity_counts_by_kind_are_pinned(boltons_index):
-    # Observed on boltons 23.1.1 (extraction rules in reconmem/code/extract.py); a change here means
-    # the extraction changed — update INDEX_VERSION in reconmem/code/index.py along with these numbers.
+    # Observed on boltons 23.1.1 (extraction rules in reconmem/platform/code/extract.py); a change here means
+    # the extraction changed — update INDEX_VERSION in reconmem/platform/code/index.py along with these numbers.
     assert boltons_index.counts() == {DIRECTORY: 3, FILE: 63, TYPE: 102, FUNCTION: 1187, VARIABLE: 579}
     assert boltons_index.errors == {}
     assert sorted(p for p, e in boltons_index.entities.items() if e.kind == DIRECTORY) == ["boltons", "docs", "tests"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconmem.code import FUNCTION, TYPE, VARIABLE
+from reconmem.platform.code import FUNCTION, TYPE, VARIABLE
 
 
 def kinds(idx, file):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reconmem.code import RepositoryIndex
-from reconmem.code.localize import leading_run, normalise_anchor, trailing_run
+from reconmem.platform.code import RepositoryIndex
+from reconmem.platform.code.localize import leading_run, normalise_anchor, trailing_run
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.deveval.tasks import (SHIPPED_MANIFEST, TaskDataError, expected_data_sha256, load_manifest,
                                       load_tasks)
-from reconmem.downloads import sha256_file
+from reconmem.platform.downloads import sha256_file
 
 
 @pytest.fixture(scope="module")

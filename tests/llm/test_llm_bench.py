@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from reconmem.llm import BackboneSpec
+from reconmem.platform.llm import BackboneSpec
 from scripts.bench_llm import load_backbone_config, main
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reconmem.llm import (
+from reconmem.platform.llm import (
     BackboneSpec,
     Completion,
     ContextLengthExceeded,
@@ -24,7 +24,7 @@ from reconmem.llm import (
     classify_error,
     request_key,
 )
-from reconmem.testing import ScriptedLLM
+from reconmem.platform.testing import ScriptedLLM
 
 REPO = Path(__file__).resolve().parents[2]
 MSGS = [{"role": "system", "content": "sys"}, {"role": "user", "content": "What does foo() do?"}]
@@ -143,7 +143,7 @@ class FlakyClient(LLMClient):
 
 
 def _litellm():
-    from reconmem.llm import import_litellm
+    from reconmem.platform.llm import import_litellm
 
     return import_litellm()
 
@@ -151,7 +151,7 @@ def _litellm():
 def test_retry_on_rate_limit_then_success(monkeypatch):
     litellm = _litellm()
     sleeps = []
-    monkeypatch.setattr("reconmem.llm.time.sleep", lambda s: sleeps.append(s))
+    monkeypatch.setattr("reconmem.platform.llm.time.sleep", lambda s: sleeps.append(s))
     client = FlakyClient([litellm.RateLimitError("slow down", llm_provider="openai", model="flaky"),
                           litellm.InternalServerError("boom", llm_provider="openai", model="flaky"),
                           litellm.Timeout("timed out", model="flaky", llm_provider="openai")])
@@ -172,7 +172,7 @@ def test_backoff_grows_exponentially():
 
 
 def test_gives_up_after_max_retries(monkeypatch):
-    monkeypatch.setattr("reconmem.llm.time.sleep", lambda s: None)
+    monkeypatch.setattr("reconmem.platform.llm.time.sleep", lambda s: None)
     client = FlakyClient([TransientLLMError("overloaded")] * 10, max_retries=2)
     with pytest.raises(LLMError, match="giving up after 3 attempts"):
         client.chat(MSGS, purpose="judge")
@@ -286,7 +286,7 @@ def test_cache_safe_across_processes(tmp_path):
 
     code = (
         "import sys\n"
-        "from reconmem.testing import ScriptedLLM\n"
+        "from reconmem.platform.testing import ScriptedLLM\n"
         "tag = sys.argv[1]\n"
         "llm = ScriptedLLM(lambda m, p: 'r:' + m[-1]['content'], cache_path=sys.argv[2])\n"
         "for i in range(40):\n"

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from reconmem.jsonio import JSONRepairError, parse_json_lenient
-from reconmem.testing import ScriptedLLM
+from reconmem.platform.jsonio import JSONRepairError, parse_json_lenient
+from reconmem.platform.testing import ScriptedLLM
 
 MSGS = [{"role": "user", "content": "give JSON"}]
 
@@ -49,7 +49,7 @@ def test_chat_json_counts_and_logs_failures(caplog):
         if not isinstance(value.get("facts"), list):
             raise ValueError("facts must be a list")
 
-    with caplog.at_level(logging.WARNING, logger="reconmem.llm"):
+    with caplog.at_level(logging.WARNING, logger="reconmem.platform.llm"):
         assert llm.chat_json(MSGS, purpose="memory_extraction") is None
         assert llm.chat_json(MSGS, purpose="memory_extraction", validate=validate) == {"facts": ["a"]}
         assert llm.chat_json(MSGS, purpose="judge", validate=validate) is None

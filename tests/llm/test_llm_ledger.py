@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from reconmem.llm import Usage, UsageLedger, current_tags
-from reconmem.testing import ScriptedLLM
+from reconmem.platform.llm import Usage, UsageLedger, current_tags
+from reconmem.platform.testing import ScriptedLLM
 
 
 def test_tags_scopes_nest_and_reset():

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from reconmem import local_model
-from reconmem.llm import BackboneSpec, ContextLengthExceeded, LLMClient, LLMUnavailable, UsageLedger
-from reconmem.local_model import ModelIntegrityError, assemble_gguf, chunk_files_from_packages
+from reconmem.platform import local_model
+from reconmem.platform.llm import BackboneSpec, ContextLengthExceeded, LLMClient, LLMUnavailable, UsageLedger
+from reconmem.platform.local_model import ModelIntegrityError, assemble_gguf, chunk_files_from_packages
 
 REPO = Path(__file__).resolve().parents[2]
 

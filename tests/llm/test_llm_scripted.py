@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reconmem.llm import ContextLengthExceeded, LLMClient, LLMResponse, TransientLLMError, UsageLedger
-from reconmem.testing import ScriptedLLM, ScriptExhausted
+from reconmem.platform.llm import ContextLengthExceeded, LLMClient, LLMResponse, TransientLLMError, UsageLedger
+from reconmem.platform.testing import ScriptedLLM, ScriptExhausted
 
 MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello there"}]
 

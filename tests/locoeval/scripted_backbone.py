@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 
-from reconmem.llm import current_tags
+from reconmem.platform.llm import current_tags
 
 GOOD_ADD = "Here it is:\n```python\ndef add(a, b):\n    return a + b\n```"
 

@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.locoeval import builder
 from benchmarks.locoeval.schema import parse_sample
-from reconmem.testing import ScriptedLLM
+from reconmem.platform.testing import ScriptedLLM
 
 NS = "boltons.mathutils.clamp"
 

@@ -12,8 +12,8 @@ from benchmarks.locoeval.mock_user import MockUser
 from benchmarks.locoeval.runner import ReadOnlyViolation, run_sample, sample_index, task_query
 from benchmarks.locoeval.schema import parse_sample
 from conftest import tiny_sample
-from reconmem.context import Context, ContextManager, Turn, build_messages
-from reconmem.testing import ScriptedLLM
+from reconmem.platform.context import Context, ContextManager, Turn, build_messages
+from reconmem.platform.testing import ScriptedLLM
 from scripted_backbone import GOOD_ADD, fake_evaluate
 
 

@@ -6,20 +6,20 @@ from typing import Any, Callable
 
 import pytest
 
-from reconmem.context import Session
+from reconmem.platform.context import Session
 from rm_helpers import PurposeScript
 
 
 @pytest.fixture(scope="session")
 def boltons_index(boltons_root):
-    from reconmem.code import RepositoryIndex
+    from reconmem.platform.code import RepositoryIndex
 
     return RepositoryIndex.build(boltons_root)
 
 
 @pytest.fixture(scope="session")
 def embedder():
-    from reconmem.embed import Embedder
+    from reconmem.platform.embed import Embedder
 
     return Embedder()
 
@@ -27,8 +27,8 @@ def embedder():
 @pytest.fixture
 def make_method(boltons_index, embedder) -> Callable[..., Any]:
     """``make_method(script=None, meta=None, **options)`` -> a started ReConMem on boltons with scripted replies."""
-    from reconmem.method import ReConMem
-    from reconmem.testing import ScriptedLLM
+    from reconmem.memory.method import ReConMem
+    from reconmem.platform.testing import ScriptedLLM
 
     def factory(script: PurposeScript | None = None, meta: dict | None = None, **options: Any):
         llm = ScriptedLLM(script or PurposeScript())

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconmem.construct import (
+from reconmem.memory.construct import (
     CodeDraftDatabase,
     MemoryConstructor,
     SketchedMemory,
@@ -15,9 +15,9 @@ from reconmem.construct import (
     extract_code_blocks,
     validate_decision,
 )
-from reconmem.context import Turn
-from reconmem.graph import DualMemoryGraph, path_parent
-from reconmem.recall import RepositoryVectors
+from reconmem.platform.context import Turn
+from reconmem.memory.graph import DualMemoryGraph, path_parent
+from reconmem.memory.recall import RepositoryVectors
 from rm_helpers import PurposeScript, decision, sketch
 
 CHUNKED = "boltons/iterutils.py/chunked"

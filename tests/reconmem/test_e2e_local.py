@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reconmem.context import Session, Turn
+from reconmem.platform.context import Session, Turn
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,13 +36,13 @@ QUERIES = [
 def test_ten_turn_conversation_with_the_local_backbone(boltons_index, embedder, tmp_path):
     from omegaconf import OmegaConf
 
-    from reconmem.llm import BackboneSpec, LLMClient, UsageLedger
-    from reconmem.method import ReConMem
+    from reconmem.platform.llm import BackboneSpec, LLMClient, UsageLedger
+    from reconmem.memory.method import ReConMem
 
     spec = BackboneSpec.from_config(OmegaConf.load(REPO / "conf" / "backbone" / "local.yaml"))
     spec.local["threads"] = "auto"  # as in tests/llm: one thread when the shared machine is busy
     spec.max_output_tokens = 160  # keeps 10 turns affordable on a shared CPU; the path is unchanged
-    from reconmem.downloads import cache_root
+    from reconmem.platform.downloads import cache_root
 
     # temperature-0 response cache: a re-run replays the same conversation through the same path
     llm = LLMClient(spec, ledger=UsageLedger(), cache_path=cache_root() / "llm" / "tests-reconmem-e2e.sqlite")

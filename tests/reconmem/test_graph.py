@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconmem.graph import DualMemoryGraph, GraphInvariantError, VectorStore, path_parent
+from reconmem.memory.graph import DualMemoryGraph, GraphInvariantError, VectorStore, path_parent
 
 PATHS = [
     "pkg/a.py",

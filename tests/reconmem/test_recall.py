@@ -7,7 +7,7 @@ import copy
 import numpy as np
 import pytest
 
-from reconmem.context import DUAL_QUERY, EXPANSION, ORIGINAL_QUERY, REPO_WIDE, Turn
+from reconmem.platform.context import DUAL_QUERY, EXPANSION, ORIGINAL_QUERY, REPO_WIDE, Turn
 from rm_helpers import PurposeScript, decision, sketch
 
 CHUNKED = "boltons/iterutils.py/chunked"
@@ -251,7 +251,7 @@ def test_context_for_mutates_nothing(make_method):
 
 
 def test_options_are_validated():
-    from reconmem.method import ReConMem
+    from reconmem.memory.method import ReConMem
 
     with pytest.raises(ValueError, match="k2"):
         ReConMem(k2=-1)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reconmem.templates import TemplateDir, fill
+from reconmem.platform.templates import TemplateDir, fill
 
 _PROMPTS = TemplateDir(__name__)
 

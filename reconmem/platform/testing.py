@@ -1,6 +1,6 @@
 """Test doubles for the backbone. Anything produced with them is a *scripted* reply, not a model's.
 
-:class:`ScriptedLLM` is an :class:`~reconmem.llm.LLMClient` whose transport returns scripted
+:class:`ScriptedLLM` is an :class:`~reconmem.platform.llm.LLMClient` whose transport returns scripted
 replies. Everything else -- request building, the context-window check, JSON repair, the response
 cache, the usage ledger, ``json_failures`` -- is the real client's code.
 
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from reconmem.llm import (
+from reconmem.platform.llm import (
     MESSAGE_OVERHEAD_TOKENS,
     REPLY_PRIMING_TOKENS,
     BackboneSpec,

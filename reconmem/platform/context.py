@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported for type hints only; keeps this module import-light
-    from reconmem.code.index import RepositoryIndex
-    from reconmem.embed import Embedder
-    from reconmem.llm import LLMClient, LLMResponse
+    from reconmem.platform.code.index import RepositoryIndex
+    from reconmem.platform.embed import Embedder
+    from reconmem.platform.llm import LLMClient, LLMResponse
 
 # Provenance labels of context items (what retrieved an item).
 ORIGINAL_QUERY = "original_query"  # semantic/structural retrieval driven by the user's query

@@ -8,8 +8,8 @@ call -- cached or not -- in the :class:`UsageLedger` under its ``purpose`` tag a
 ``ledger.tags(...)`` scope.
 
 The transport is ``litellm.completion``; the offline backbone is registered with litellm as the
-custom provider ``local`` (see :mod:`reconmem.local_model`), so ``model="local/<name>"`` takes
-exactly the same path as an API model. :class:`reconmem.testing.ScriptedLLM` replaces only the
+custom provider ``local`` (see :mod:`reconmem.platform.local_model`), so ``model="local/<name>"`` takes
+exactly the same path as an API model. :class:`reconmem.platform.testing.ScriptedLLM` replaces only the
 transport (and the tokenizer) for unit tests.
 
 Token counts: usage fields reported by the provider are recorded as is; when a provider reports
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reconmem.jsonio import JSONRepairError, parse_json_lenient
+from reconmem.platform.jsonio import JSONRepairError, parse_json_lenient
 
 log = logging.getLogger(__name__)
 
@@ -425,7 +425,7 @@ class LLMClient:
     def context_window(self) -> int:
         """Usable context window in tokens (the smaller of the config's and the local model's n_ctx)."""
         if self.spec.is_local:
-            from reconmem import local_model
+            from reconmem.platform import local_model
 
             return min(self.spec.context_window, local_model.effective_n_ctx(self.spec.local or {}))
         return self.spec.context_window
@@ -507,7 +507,7 @@ class LLMClient:
         """Send ``request`` through litellm."""
         litellm = import_litellm()
         if self.spec.is_local:
-            from reconmem import local_model
+            from reconmem.platform import local_model
 
             local_model.ensure_registered(self.spec)  # loads the model; LLMUnavailable if it cannot
         kwargs = dict(request)
@@ -531,7 +531,7 @@ class LLMClient:
         if not text:
             return 0
         if self.spec.is_local:
-            from reconmem import local_model
+            from reconmem.platform import local_model
 
             return local_model.count_tokens(self.spec, text)
         litellm = import_litellm()
@@ -539,7 +539,7 @@ class LLMClient:
 
     def _count_messages(self, messages: list[Mapping[str, Any]]) -> int:
         if self.spec.is_local:
-            from reconmem import local_model
+            from reconmem.platform import local_model
 
             return local_model.count_message_tokens(self.spec, messages)
         litellm = import_litellm()

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from reconmem.code.entities import KINDS
+from reconmem.platform.code.entities import KINDS
 
 if TYPE_CHECKING:
-    from reconmem.code.index import RepositoryIndex
+    from reconmem.platform.code.index import RepositoryIndex
 
 MAX_CODE_CHARS = 512  # MiniLM truncates at 256 word pieces; shorter snippets embed ~2x faster
 
@@ -86,7 +86,7 @@ def entity_vectors(index: "RepositoryIndex", embedder: Any, kinds: Sequence[str]
 
 def search(index: "RepositoryIndex", query: str, embedder: Any, *, k: int, kinds: Sequence[str]) -> list[tuple[str, float]]:
     """Top-``k`` (path, cosine) of entities of ``kinds`` for ``query``."""
-    from reconmem.embed import cosine_top_k
+    from reconmem.platform.embed import cosine_top_k
 
     paths, matrix = entity_vectors(index, embedder, kinds)
     if k <= 0 or not paths:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from reconmem.code.entities import DUPLICATE_MARK, FUNCTION, TYPE, VARIABLE, CodeEntity
+from reconmem.platform.code.entities import DUPLICATE_MARK, FUNCTION, TYPE, VARIABLE, CodeEntity
 
 Node = Any  # tree_sitter.Node (imported lazily)
 

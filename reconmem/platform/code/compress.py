@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reconmem.code.entities import DIRECTORY, FILE, FUNCTION, TYPE, VARIABLE, CodeEntity
+from reconmem.platform.code.entities import DIRECTORY, FILE, FUNCTION, TYPE, VARIABLE, CodeEntity
 
 if TYPE_CHECKING:
-    from reconmem.code.index import RepositoryIndex
+    from reconmem.platform.code.index import RepositoryIndex
 
 COMMENT_PREFIX = {"python": "#"}
 NO_BRACES = {"python"}

@@ -148,7 +148,7 @@ class Embedder:
             self.cache_dir: Path | None = None
         else:
             if cache_dir is None or cache_dir is True:
-                from reconmem.downloads import cache_root
+                from reconmem.platform.downloads import cache_root
 
                 cache_dir = cache_root() / "embeddings"
             self.cache_dir = Path(cache_dir).expanduser()

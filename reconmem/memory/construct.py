@@ -38,15 +38,15 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from reconmem.graph import DualMemoryGraph, VectorStore
-from reconmem.prompts import render_prompt
+from reconmem.memory.graph import DualMemoryGraph, VectorStore
+from reconmem.memory.prompts import render_prompt
 
 if TYPE_CHECKING:
-    from reconmem.code.index import RepositoryIndex
-    from reconmem.context import Turn
-    from reconmem.embed import Embedder
-    from reconmem.llm import LLMClient
-    from reconmem.recall import RepositoryVectors
+    from reconmem.platform.code.index import RepositoryIndex
+    from reconmem.platform.context import Turn
+    from reconmem.platform.embed import Embedder
+    from reconmem.platform.llm import LLMClient
+    from reconmem.memory.recall import RepositoryVectors
 
 log = logging.getLogger(__name__)
 
@@ -371,7 +371,7 @@ class MemoryConstructor:
     def _ask_json(self, prompt: str, *, purpose: str, validate: Callable[[Any], dict[str, Any]],
                   max_tokens: int | None, failure_stat: str, what: str) -> dict[str, Any] | None:
         """One JSON memory call; None (counted in ``failure_stat`` and logged) when unusable or too long."""
-        from reconmem.llm import ContextLengthExceeded
+        from reconmem.platform.llm import ContextLengthExceeded
 
         try:
             reply = self.llm.chat_json([{"role": "user", "content": prompt}], purpose=purpose,

@@ -18,7 +18,7 @@ is removed.
 
 Component equality: exact string equality; in addition a *file* component ``mod.py`` matches an
 anchor component ``mod`` (its name without the source extension), and a duplicate-name component
-``f#2`` (see ``reconmem.code.extract``) has terminal name ``f``. The terminal component of a
+``f#2`` (see ``reconmem.platform.code.extract``) has terminal name ``f``. The terminal component of a
 candidate always counts as matched (it is how candidates are chosen).
 
 Dotted module paths (``pkg.mod.Class.method``): when the anchor has no ``/`` and its last
@@ -35,8 +35,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping
 
-from reconmem.code.entities import DIRECTORY, DUPLICATE_MARK, CodeEntity
-from reconmem.code.languages import LANGUAGE_EXTENSIONS, SOURCE_EXTENSIONS
+from reconmem.platform.code.entities import DIRECTORY, DUPLICATE_MARK, CodeEntity
+from reconmem.platform.code.languages import LANGUAGE_EXTENSIONS, SOURCE_EXTENSIONS
 
 _CALL_SUFFIX = re.compile(r"\(.*\)$")
 _DOTTED_FILE_EXTENSIONS = (".py",) + tuple(sorted({e for exts in LANGUAGE_EXTENSIONS.values() for e in exts} - {".py"}))

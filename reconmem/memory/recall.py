@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from reconmem.context import DUAL_QUERY, EXPANSION, ORIGINAL_QUERY, REPO_WIDE, Context, ContextItem, build_messages
-from reconmem.graph import DualMemoryGraph, VectorStore, dot_rows, top_k_scores
-from reconmem.prompts import render_prompt
+from reconmem.platform.context import DUAL_QUERY, EXPANSION, ORIGINAL_QUERY, REPO_WIDE, Context, ContextItem, build_messages
+from reconmem.memory.graph import DualMemoryGraph, VectorStore, dot_rows, top_k_scores
+from reconmem.memory.prompts import render_prompt
 
 if TYPE_CHECKING:
-    from reconmem.code.index import RepositoryIndex
-    from reconmem.construct import CodeDraftDatabase
-    from reconmem.embed import Embedder
+    from reconmem.platform.code.index import RepositoryIndex
+    from reconmem.memory.construct import CodeDraftDatabase
+    from reconmem.platform.embed import Embedder
 
 # "All code entities in the repository" (§2.3.2): every non-directory kind.
 CODE_KINDS = ("file", "type", "function", "variable")

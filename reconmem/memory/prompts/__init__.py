@@ -6,7 +6,7 @@ field is an error naming the template and the field.
 
 from __future__ import annotations
 
-from reconmem.templates import TemplateDir
+from reconmem.platform.templates import TemplateDir
 
 _PROMPTS = TemplateDir(__name__)
 

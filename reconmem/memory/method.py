@@ -1,4 +1,4 @@
-"""ReConMem as a :class:`~reconmem.context.ContextManager` (paper §2) with its four ablation switches.
+"""ReConMem as a :class:`~reconmem.platform.context.ContextManager` (paper §2) with its four ablation switches.
 
 * ``gae``  graph-adjacency expansion (Eq. 8/9); off -> E0 only.
 * ``smg``  direct code retrieval (k32 from the structural memory graph, k31 repository-wide); off ->
@@ -20,11 +20,11 @@ from __future__ import annotations
 import time
 from typing import Any, Sequence
 
-from reconmem.construct import CodeDraftDatabase, MemoryConstructor
-from reconmem.context import Context, ContextManager, Session, Turn, build_messages
-from reconmem.graph import DualMemoryGraph
-from reconmem.prompts import PROMPT_VERSIONS
-from reconmem.recall import CODE_KINDS, JointRecall, RecallConfig, RepositoryVectors
+from reconmem.memory.construct import CodeDraftDatabase, MemoryConstructor
+from reconmem.platform.context import Context, ContextManager, Session, Turn, build_messages
+from reconmem.memory.graph import DualMemoryGraph
+from reconmem.memory.prompts import PROMPT_VERSIONS
+from reconmem.memory.recall import CODE_KINDS, JointRecall, RecallConfig, RepositoryVectors
 
 
 def _flag(name: str, value: Any) -> bool:

@@ -2,7 +2,7 @@
 
 Build walks the repository (skipping VCS folders, hidden folders, ``node_modules``, virtualenvs,
 vendored trees, binary / minified / oversized files), parses each supported source file with
-tree-sitter and extracts entities (see ``reconmem.code.extract``). Paths are repository-relative
+tree-sitter and extracts entities (see ``reconmem.platform.code.extract``). Paths are repository-relative
 with ``/``: directories ``pkg/sub``, files ``pkg/mod.py``, entities ``pkg/mod.py/Class/method``.
 Top-level directories and files have ``parent=None``; only directories that (transitively) hold an
 indexed file are entities.
@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from reconmem.code.entities import DIRECTORY, FILE, FUNCTION, CodeEntity
-from reconmem.code.languages import get_parser, language_for, normalise_languages
+from reconmem.platform.code.entities import DIRECTORY, FILE, FUNCTION, CodeEntity
+from reconmem.platform.code.languages import get_parser, language_for, normalise_languages
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ class RepositoryIndex:
 
     @staticmethod
     def _parse_file(rel: str, data: bytes, lang: str, errors: dict[str, str]) -> list[CodeEntity]:
-        from reconmem.code.extract import extract_entities
+        from reconmem.platform.code.extract import extract_entities
 
         try:
             tree = get_parser(lang).parse(data)
@@ -224,7 +224,7 @@ class RepositoryIndex:
     def localize(self, anchor: str) -> str | None:
         """Paper §2.2.1 (Eq. 5-7): exact lookup, else best same-name non-directory entity, else None."""
         if self._localizer is None:
-            from reconmem.code.localize import Localizer
+            from reconmem.platform.code.localize import Localizer
 
             with self._lock:
                 if self._localizer is None:
@@ -233,7 +233,7 @@ class RepositoryIndex:
 
     def compress(self, path: str, *, hcc: bool = True) -> str:
         """Context text for one entity: HCC summary (Fig. 4) or, with ``hcc=False``, full source."""
-        from reconmem.code.compress import compress_entity
+        from reconmem.platform.code.compress import compress_entity
 
         return compress_entity(self, path, hcc=hcc)
 
@@ -250,18 +250,18 @@ class RepositoryIndex:
 
     def entity_text(self, path: str, max_code_chars: int = 512) -> str:
         """Text embedded for an entity: path, signature and a truncated code snippet."""
-        from reconmem.code.search import entity_text
+        from reconmem.platform.code.search import entity_text
 
         return entity_text(self, path, max_code_chars=max_code_chars)
 
     def entity_vectors(self, embedder: Any, kinds: Sequence[str] = (FUNCTION,)) -> tuple[list[str], Any]:
         """(paths, matrix) of entity embeddings for ``kinds``; cached per repository content + embedder."""
-        from reconmem.code.search import entity_vectors
+        from reconmem.platform.code.search import entity_vectors
 
         return entity_vectors(self, embedder, kinds)
 
     def search(self, query: str, embedder: Any, *, k: int, kinds: Sequence[str] = (FUNCTION,)) -> list[tuple[str, float]]:
         """Top-``k`` entities of ``kinds`` by cosine similarity to ``query``."""
-        from reconmem.code.search import search
+        from reconmem.platform.code.search import search
 
         return search(self, query, embedder, k=k, kinds=kinds)

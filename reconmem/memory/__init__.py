@@ -1,0 +1,1 @@
+"""The ReConMem method: the dual memory graph, its construction, recall and the ContextManager."""
