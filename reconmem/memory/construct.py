@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from reconmem.memory.graph import DualMemoryGraph, VectorStore
+from reconmem.memory.graph import DualMemoryGraph
+from reconmem.memory.stores import CodeDraft, CodeDraftDatabase, RepositoryVectors  # noqa: F401 - re-exported
 from reconmem.memory.prompts import render_prompt
 
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from reconmem.platform.context import Turn
     from reconmem.platform.embed import Embedder
     from reconmem.platform.llm import LLMClient
-    from reconmem.memory.recall import RepositoryVectors
 
 log = logging.getLogger(__name__)
 
@@ -86,47 +86,6 @@ def extract_code_blocks(text: str) -> list[tuple[str, str]]:
         if code.strip():
             blocks.append((match.group(1).strip().lower(), code))
     return blocks
-
-
-@dataclass
-class CodeDraft:
-    id: str
-    code: str
-    language: str
-    turn: int
-
-
-class CodeDraftDatabase:
-    """The auxiliary code draft database: code blocks from assistant responses with embeddings."""
-
-    def __init__(self) -> None:
-        self.drafts: dict[str, CodeDraft] = {}
-        self.vectors = VectorStore()
-        self._by_code: dict[str, str] = {}
-
-    def __len__(self) -> int:
-        return len(self.drafts)
-
-    def add(self, code: str, vector: np.ndarray, *, turn: int, language: str = "") -> str | None:
-        """Store a draft; returns its id, or None if the identical code is already stored."""
-        if code in self._by_code:
-            return None
-        draft_id = f"d{len(self.drafts) + 1}"
-        self.drafts[draft_id] = CodeDraft(draft_id, code, language, turn)
-        self._by_code[code] = draft_id
-        self.vectors.upsert(draft_id, vector)
-        return draft_id
-
-    def most_similar(self, query_vector: np.ndarray) -> tuple[CodeDraft, float] | None:
-        """The draft with the highest cosine similarity to ``query_vector`` (None if empty)."""
-        best = self.vectors.top_k(query_vector, 1)
-        if not best:
-            return None
-        draft_id, score = best[0]
-        return self.drafts[draft_id], score
-
-    def to_dict(self) -> list[dict[str, Any]]:
-        return [asdict(d) for d in self.drafts.values()]
 
 
 # ---------------------------------------------------------------------------- validation
