@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from reconmem.platform.llm import LLMError, LLMUnavailable
+from reconmem.platform.llm.errors import LLMError, LLMUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -355,7 +355,7 @@ def raise_for_error(reply: Mapping[str, Any]) -> None:
     kind = str(error.get("type", "")) if isinstance(error, Mapping) else ""
     code = int(error.get("code", 500)) if isinstance(error, Mapping) and str(error.get("code", "")).isdigit() else 500
     if "exceed_context" in kind or "context size" in message:
-        from reconmem.platform.llm import ContextLengthExceeded
+        from reconmem.platform.llm.errors import ContextLengthExceeded
 
         raise ContextLengthExceeded(f"local model: {message}")
     raise LLMError(f"local model error {code} ({kind or 'error'}): {message}")
@@ -406,7 +406,7 @@ def ensure_registered(spec: Any) -> LocalModel:
     model = get_model(local).load()
     with _REGISTER_LOCK:
         _REGISTRY[name] = local
-        from reconmem.platform.llm import import_litellm
+        from reconmem.platform.llm.providers import import_litellm
 
         litellm = import_litellm()
         entries = [e for e in (litellm.custom_provider_map or []) if e.get("provider") != PROVIDER]
@@ -468,7 +468,7 @@ def _complete(litellm: Any, model: str, messages: list, optional_params: Mapping
     except Exception as exc:
         # litellm wraps foreign exceptions as APIConnectionError (retryable); an in-process failure is
         # not transient, so raise the litellm types that keep their meaning: context vs. bad request.
-        from reconmem.platform.llm import ContextLengthExceeded
+        from reconmem.platform.llm.errors import ContextLengthExceeded
 
         if isinstance(exc, ContextLengthExceeded):
             raise litellm.ContextWindowExceededError(message=str(exc), model=model, llm_provider=PROVIDER) from exc

@@ -27,8 +27,8 @@ from reconmem.platform.llm import (
     LLMError,
     Usage,
     UsageLedger,
-    _message_text,
     approx_token_count,
+    message_text,
 )
 
 Reply = str | Mapping[str, Any] | BaseException
@@ -96,7 +96,7 @@ class ScriptedLLM(LLMClient):
         return approx_token_count(text)
 
     def _count_messages(self, messages: list[Mapping[str, Any]]) -> int:
-        return sum(approx_token_count(_message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages) + REPLY_PRIMING_TOKENS
+        return sum(approx_token_count(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages) + REPLY_PRIMING_TOKENS
 
     @property
     def _exact_token_counts(self) -> bool:

@@ -151,7 +151,7 @@ def _litellm():
 def test_retry_on_rate_limit_then_success(monkeypatch):
     litellm = _litellm()
     sleeps = []
-    monkeypatch.setattr("reconmem.platform.llm.time.sleep", lambda s: sleeps.append(s))
+    monkeypatch.setattr("reconmem.platform.llm.client.time.sleep", lambda s: sleeps.append(s))
     client = FlakyClient([litellm.RateLimitError("slow down", llm_provider="openai", model="flaky"),
                           litellm.InternalServerError("boom", llm_provider="openai", model="flaky"),
                           litellm.Timeout("timed out", model="flaky", llm_provider="openai")])
@@ -172,7 +172,7 @@ def test_backoff_grows_exponentially():
 
 
 def test_gives_up_after_max_retries(monkeypatch):
-    monkeypatch.setattr("reconmem.platform.llm.time.sleep", lambda s: None)
+    monkeypatch.setattr("reconmem.platform.llm.client.time.sleep", lambda s: None)
     client = FlakyClient([TransientLLMError("overloaded")] * 10, max_retries=2)
     with pytest.raises(LLMError, match="giving up after 3 attempts"):
         client.chat(MSGS, purpose="judge")

@@ -86,7 +86,7 @@ def test_keyless_server_gets_placeholder_key_not_a_provider_key(server, monkeypa
 
 
 def test_rate_limit_retried_then_success(server, monkeypatch):
-    monkeypatch.setattr("reconmem.platform.llm.time.sleep", lambda s: None)
+    monkeypatch.setattr("reconmem.platform.llm.client.time.sleep", lambda s: None)
     FakeOpenAI.script = [(429, {"error": {"message": "rate limited", "type": "rate_limit"}}),
                          (503, {"error": {"message": "overloaded"}}), _ok("done")]
     client = _client(server)

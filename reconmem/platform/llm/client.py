@@ -1,0 +1,363 @@
+"""``LLMClient``: the single path to a backbone.
+
+``LLMClient.chat`` builds the request, looks it up in the response cache (temperature-0 calls
+only), checks the run's spend limit (paid, non-cached calls only), checks the prompt against the
+context window, calls the transport under a concurrency cap with retries (exponential backoff +
+jitter, or the server's ``Retry-After`` when it sends one, on rate limits, 5xx, timeouts,
+connection errors and empty choices; never on context-length errors), and records every call --
+cached or not -- in the :class:`~reconmem.platform.llm.ledger.UsageLedger` under its ``purpose``
+tag with tokens, seconds, retries and ``cost_usd``.
+
+The transport is ``litellm.completion``; the offline backbone is registered with litellm as the
+custom provider ``local`` (see :mod:`reconmem.platform.local_model`), so ``model="local/<name>"``
+takes exactly the same path as an API model. :class:`reconmem.platform.testing.ScriptedLLM`
+replaces only the transport (and the tokenizer) for unit tests.
+
+Token counts: usage fields reported by the provider are recorded as is; when a provider reports
+none, the client's own tokenizer counts prompt and reply. ``count_tokens`` uses the GGUF model's own
+tokenizer for ``local/`` models and ``litellm.token_counter`` otherwise (works offline: OpenAI models
+use litellm's bundled tiktoken files; other providers fall back to tiktoken ``cl100k_base``, an
+approximation of their own tokenizers).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import math
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from reconmem.platform.jsonio import JSONRepairError, parse_json_lenient
+from reconmem.platform.llm import providers
+from reconmem.platform.llm.cache import open_cache, request_key
+from reconmem.platform.llm.errors import (
+    ContextLengthExceeded,
+    CostLimitReached,
+    LLMError,
+    LLMUnavailable,
+    classify_error,
+    retry_after_seconds,
+)
+from reconmem.platform.llm.ledger import UsageLedger
+from reconmem.platform.llm.pricing import Price, Pricing, default_pricing
+from reconmem.platform.llm.response import Completion, LLMResponse, Usage, response_from_cache, response_to_cache
+from reconmem.platform.llm.spec import BackboneSpec
+
+log = logging.getLogger(__name__)
+
+# token overhead of one chat message in ChatML-style templates (<|im_start|>role\n ... <|im_end|>\n)
+MESSAGE_OVERHEAD_TOKENS = 4
+REPLY_PRIMING_TOKENS = 3  # <|im_start|>assistant\n
+
+
+class LLMClient:
+    """The single path to a backbone. Thread-safe; share one per backbone per run.
+
+    ``max_concurrency`` caps the calls in flight through this client (run.workers beyond it wait).
+    ``cache_mode`` is 'sqlite' (one machine) or 'sharded' (shared storage; see
+    :mod:`reconmem.platform.llm.cache`). ``pricing`` prices calls (default: conf/pricing.yaml over
+    litellm's offline map); the ledger's ``cost_limit_usd`` stops paid calls once reached.
+    """
+
+    def __init__(self, spec: BackboneSpec, *, ledger: UsageLedger | None = None, cache_path: str | Path | None = None,
+                 max_concurrency: int = 4, max_retries: int = 6, timeout: float = 300,
+                 retry_base_delay: float = 1.0, retry_max_delay: float = 60.0, cache_mode: str = "sqlite",
+                 pricing: Pricing | None = None) -> None:
+        if not isinstance(spec, BackboneSpec):
+            spec = BackboneSpec.from_config(spec)
+        if max_concurrency < 1:
+            raise ValueError(f"llm.max_concurrency must be >= 1, got {max_concurrency}")
+        self.spec = spec
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.cache = open_cache(cache_path, cache_mode) if cache_path else None
+        self.max_concurrency = int(max_concurrency)
+        self.max_retries = int(max_retries)
+        self.timeout = float(timeout)
+        self.retry_base_delay = float(retry_base_delay)
+        self.retry_max_delay = float(retry_max_delay)
+        self.json_failures: collections.Counter[str] = collections.Counter()
+        self._pricing = pricing
+        self._price: Price | None = None
+        self._semaphore = threading.BoundedSemaphore(self.max_concurrency)
+        self._lock = threading.Lock()
+        self._check_available()
+
+    # ---- properties
+    @property
+    def context_window(self) -> int:
+        """Usable context window in tokens (the smaller of the config's and the local model's n_ctx)."""
+        if self.spec.is_local:
+            from reconmem.platform import local_model
+
+            return min(self.spec.context_window, local_model.effective_n_ctx(self.spec.local or {}))
+        return self.spec.context_window
+
+    @property
+    def price(self) -> Price:
+        """Dollars per token of this backbone (``spec.pricing_model`` or the model itself)."""
+        if self._price is None:
+            pricing = self._pricing or default_pricing()
+            self._price = pricing.price(self.spec.pricing_model or self.spec.model)
+        return self._price
+
+    # ---- public API
+    def chat(self, messages: Sequence[Mapping[str, Any]], *, purpose: str, max_tokens: int | None = None,
+             temperature: float | None = None, tools: Sequence[Mapping[str, Any]] | None = None,
+             json_mode: bool = False, stop: str | Sequence[str] | None = None) -> LLMResponse:
+        """One backbone call, cached (temperature 0), retried, capped, priced and recorded under ``purpose``."""
+        if not purpose or not isinstance(purpose, str):
+            raise ValueError("LLMClient.chat: purpose= is required (e.g. 'turn_generation')")
+        request = self._build_request(messages, max_tokens=max_tokens, temperature=temperature, tools=tools,
+                                      json_mode=json_mode, stop=stop)
+        started = time.perf_counter()
+        key = None
+        if self.cache is not None and request["temperature"] == 0:
+            key = request_key({**request, **self._cache_identity()})
+        if key is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                response = response_from_cache(hit)
+                self.ledger.record(purpose, response.usage, cached=True, model=response.model or self.spec.model,
+                                   seconds=time.perf_counter() - started, backbone=self.spec.name,
+                                   original_seconds=hit.get("seconds"))
+                return response
+
+        price = self.price
+        if price.is_paid and self.ledger.limit_reached():
+            raise CostLimitReached(f"run.cost_limit_usd={self.ledger.cost_limit_usd:g} reached "
+                                   f"(spent ${self.ledger.total_cost_usd:.4f}); not calling {self.spec.name} "
+                                   f"({self.spec.model}) for purpose={purpose}; resume with a higher limit")
+        prompt_tokens = self._check_context(request)
+        completion, retries = self._call_with_retries(request, purpose)
+        usage = completion.usage
+        if usage is None:
+            produced = completion.text
+            if completion.tool_calls:
+                produced += json.dumps(completion.tool_calls, ensure_ascii=False, default=str)
+            usage = Usage(prompt_tokens if prompt_tokens is not None else self.count_tokens(request["messages"]),
+                          self.count_tokens(produced) if produced else 0)
+        seconds = time.perf_counter() - started
+        response = LLMResponse(text=completion.text, usage=usage, tool_calls=completion.tool_calls, cached=False,
+                               model=completion.model or self.spec.model, raw=completion.raw,
+                               finish_reason=completion.finish_reason)
+        if key is not None:
+            self.cache.put(key, {**response_to_cache(response), "seconds": round(seconds, 6)},
+                           model=self.spec.model, purpose=purpose)
+        extra = {"retries": retries} if retries else {}
+        self.ledger.record(purpose, usage, cached=False, model=response.model, seconds=seconds, backbone=self.spec.name,
+                           cost_usd=price.cost(usage.input_tokens, usage.output_tokens), **extra)
+        return response
+
+    def chat_json(self, messages: Sequence[Mapping[str, Any]], *, purpose: str,
+                  validate: Callable[[Any], Any] | None = None, **kw: Any) -> Any | None:
+        """Ask for JSON (JSON mode), parse leniently, validate; None (counted + logged) on failure.
+
+        ``validate`` receives the parsed value and returns the value to hand back (returning None
+        keeps the parsed value) or raises to reject it. Transport errors (LLMError, including
+        ContextLengthExceeded) propagate; malformed output never does.
+        """
+        kw.setdefault("json_mode", True)
+        response = self.chat(messages, purpose=purpose, **kw)
+        try:
+            value = parse_json_lenient(response.text)
+        except JSONRepairError as exc:
+            self._json_failure(purpose, f"unparseable JSON ({exc})", response.text)
+            return None
+        if validate is not None:
+            try:
+                checked = validate(value)
+            except Exception as exc:  # noqa: BLE001 - any validator complaint is a rejection
+                self._json_failure(purpose, f"validation failed ({type(exc).__name__}: {exc})", response.text)
+                return None
+            if checked is not None:
+                value = checked
+        return value
+
+    def count_tokens(self, text_or_messages: str | Sequence[Mapping[str, Any]]) -> int:
+        """Tokens of a string, or of chat messages including per-message template overhead."""
+        if isinstance(text_or_messages, str):
+            return self._count_text(text_or_messages)
+        return self._count_messages(list(text_or_messages))
+
+    # ---- extension points (ScriptedLLM overrides these two groups only)
+    def _transport(self, request: dict[str, Any], *, purpose: str) -> Completion:
+        """Send ``request`` through litellm."""
+        if self.spec.is_local:
+            from reconmem.platform import local_model
+
+            local_model.ensure_registered(self.spec)  # loads the model; LLMUnavailable if it cannot
+        if self.spec.api_key_env:
+            api_key: str | None = os.environ[self.spec.api_key_env]
+        elif self.spec.api_base:
+            api_key = "EMPTY"  # never forward an unrelated provider key to a custom server
+        else:
+            api_key = None
+        return providers.litellm_completion(request, api_key=api_key, timeout=self.timeout,
+                                            json_mode_supported=self._supports_response_format())
+
+    def _count_text(self, text: str) -> int:
+        if not text:
+            return 0
+        if self.spec.is_local:
+            from reconmem.platform import local_model
+
+            return local_model.count_tokens(self.spec, text)
+        return providers.litellm_count_text(self.spec.model, text)
+
+    def _count_messages(self, messages: list[Mapping[str, Any]]) -> int:
+        if self.spec.is_local:
+            from reconmem.platform import local_model
+
+            return local_model.count_message_tokens(self.spec, messages)
+        try:
+            return providers.litellm_count_messages(self.spec.model, messages)
+        except Exception:  # noqa: BLE001 - unusual message shapes: fall back to per-message counting
+            return sum(self._count_text(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages) + REPLY_PRIMING_TOKENS
+
+    def _cache_identity(self) -> dict[str, Any]:
+        """Extra cache-key fields naming the weights behind a model string (local GGUF file / checksum)."""
+        if not self.spec.local:
+            return {}
+        local = self.spec.local
+        return {"local_weights": {k: local.get(k) for k in ("gguf_path", "gguf_name", "sha256") if local.get(k)}}
+
+    @property
+    def _exact_token_counts(self) -> bool:
+        """Whether count_tokens is the backbone's own tokenizer (then the context check is strict)."""
+        return self.spec.is_local
+
+    def _check_available(self) -> None:
+        env = self.spec.api_key_env
+        if env and not os.environ.get(env):
+            raise LLMUnavailable(f"backbone '{self.spec.name}' ({self.spec.model}) needs the environment variable "
+                                 f"{env}: export {env}=... or use backbone=local")
+
+    # ---- internals
+    def _build_request(self, messages, *, max_tokens, temperature, tools, json_mode, stop) -> dict[str, Any]:
+        msgs = _check_messages(messages)
+        if tools and not self.spec.supports_function_calling:
+            raise LLMError(f"backbone '{self.spec.name}' has supports_function_calling: false; "
+                           "cannot pass tools= (use a JSON-mode protocol instead)")
+        max_out = int(max_tokens if max_tokens is not None else self.spec.max_output_tokens)
+        if max_out < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_out}")
+        request: dict[str, Any] = {
+            "model": self.spec.model,
+            "messages": msgs,
+            "max_tokens": max_out,
+            "temperature": float(self.spec.temperature if temperature is None else temperature),
+            "tools": [dict(t) for t in tools] if tools else None,
+            "json_mode": bool(json_mode),
+            "stop": [stop] if isinstance(stop, str) else (list(stop) if stop else None),
+            "api_base": self.spec.api_base,
+        }
+        for key, value in self.spec.extra.items():
+            request.setdefault(key, value)
+        return request
+
+    def _check_context(self, request: dict[str, Any]) -> int | None:
+        """Raise ContextLengthExceeded when the prompt cannot fit; clamp max_tokens to the room left."""
+        window = self.context_window
+        try:
+            prompt_tokens = self.count_tokens(request["messages"])
+        except LLMError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - counting is advisory for API models
+            log.debug("token counting failed for %s: %s", self.spec.model, exc)
+            return None
+        limit = window if self._exact_token_counts else int(window * 1.15)
+        if prompt_tokens >= limit:
+            raise ContextLengthExceeded(f"prompt of {prompt_tokens} tokens does not fit the context window of "
+                                        f"{window} tokens ({self.spec.name}: {self.spec.model})")
+        if self._exact_token_counts and prompt_tokens + request["max_tokens"] > window:
+            request["max_tokens"] = window - prompt_tokens
+        return prompt_tokens
+
+    def _call_with_retries(self, request: dict[str, Any], purpose: str) -> tuple[Completion, int]:
+        """The transport's completion and the number of retries it took."""
+        attempts = self.max_retries + 1
+        for attempt in range(attempts):
+            try:
+                with self._semaphore:
+                    return self._transport(request, purpose=purpose), attempt
+            except Exception as exc:  # noqa: BLE001 - classified below
+                kind = classify_error(exc)
+                where = f"{self.spec.name} ({self.spec.model}), purpose={purpose}"
+                if kind == "context":
+                    if isinstance(exc, ContextLengthExceeded):
+                        raise
+                    raise ContextLengthExceeded(f"{where}: context window exceeded: {_short(exc)}") from exc
+                if kind == "auth":
+                    if isinstance(exc, LLMUnavailable):
+                        raise
+                    hint = (f"check the environment variable {self.spec.api_key_env}" if self.spec.api_key_env
+                            else "set backbone.api_key_env to the variable holding the key")
+                    raise LLMUnavailable(f"{where}: authentication failed ({hint}): {_short(exc)}") from exc
+                if kind == "fatal":
+                    if isinstance(exc, LLMError):
+                        raise
+                    raise LLMError(f"{where}: {type(exc).__name__}: {_short(exc)}") from exc
+                if attempt + 1 >= attempts:
+                    raise LLMError(f"{where}: giving up after {attempts} attempts: {type(exc).__name__}: "
+                                   f"{_short(exc)}") from exc
+                delay = self._backoff(attempt, retry_after_seconds(exc))
+                log.warning("%s: %s (attempt %d/%d), retrying in %.2fs", where, type(exc).__name__,
+                            attempt + 1, attempts, delay)
+                time.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _backoff(self, attempt: int, retry_after: float | None = None) -> float:
+        """The server's Retry-After when given (capped at retry_max_delay), else exponential backoff
+        with full jitter in [0.5, 1.5) x base x 2^attempt, capped."""
+        if retry_after is not None:
+            return min(self.retry_max_delay, retry_after)
+        return min(self.retry_max_delay, self.retry_base_delay * (2 ** attempt)) * (0.5 + random.random())
+
+    def _json_failure(self, purpose: str, reason: str, text: str) -> None:
+        with self._lock:
+            self.json_failures[purpose] += 1
+        log.warning("chat_json[%s] on %s: %s; output starts %r", purpose, self.spec.name, reason, text[:200])
+
+    def _supports_response_format(self) -> bool:
+        if self.spec.is_local:
+            return True
+        return providers.supports_response_format(self.spec.model)
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text a chat message contributes to the prompt (role, content parts, tool calls)."""
+    content = message.get("content")
+    if isinstance(content, list):  # content parts
+        content = "\n".join(str(p.get("text", "")) if isinstance(p, Mapping) else str(p) for p in content)
+    text = f"{message.get('role', '')}\n{content or ''}"
+    if message.get("tool_calls"):
+        text += "\n" + json.dumps(message["tool_calls"], ensure_ascii=False, default=str)
+    return text
+
+
+def approx_token_count(text: str) -> int:
+    """Deterministic approximation: ceil(characters / 4) (0 for empty text)."""
+    return math.ceil(len(text) / 4) if text else 0
+
+
+def _check_messages(messages: Any) -> list[dict[str, Any]]:
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not messages:
+        raise ValueError("messages must be a non-empty list of {'role', 'content'} dicts")
+    out = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping) or "role" not in m:
+            raise ValueError(f"messages[{i}] must be a dict with a 'role' (got {type(m).__name__})")
+        out.append(dict(m))
+    return out
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

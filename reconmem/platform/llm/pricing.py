@@ -1,0 +1,142 @@
+"""Dollar cost of a call: ``conf/pricing.yaml`` overrides first, then litellm's offline model cost map.
+
+litellm ships a JSON price map (``model_prices_and_context_window.json``) inside its wheel; with
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` (set before litellm is imported, see
+:func:`reconmem.platform.llm.providers.import_litellm`) it never fetches the online copy, so a run's
+prices are those of the installed litellm version, recorded with it in the environment.
+
+The pricing file (``conf/pricing.yaml``, or ``$RECONMEM_PRICING``) maps a litellm model string to
+either explicit prices or another model of the map::
+
+    models:
+      openai/my-finetune: {input_per_mtok: 0.30, output_per_mtok: 1.20, source: "invoice 2026-11"}
+      openrouter/qwen/qwen3-235b-a22b-2507: {same_as: fireworks_ai/accounts/fireworks/models/qwen3-235b-a22b-instruct-2507}
+
+Local (``local/``) and scripted (``scripted/``) models cost 0. A model found nowhere is "unpriced":
+its calls record ``cost_usd: 0`` and ``price_source: unpriced`` and one warning names it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PRICING_FILE = Path(__file__).resolve().parents[3] / "conf" / "pricing.yaml"
+
+
+@dataclass(frozen=True)
+class Price:
+    """Dollars per input and per output token of one model, and where the numbers come from."""
+
+    input_per_token: float
+    output_per_token: float
+    source: str  # "pricing.yaml" | "litellm" | "local" | "scripted" | "unpriced"
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return input_tokens * self.input_per_token + output_tokens * self.output_per_token
+
+    @property
+    def is_paid(self) -> bool:
+        return self.input_per_token > 0 or self.output_per_token > 0
+
+
+FREE_LOCAL = Price(0.0, 0.0, "local")
+FREE_SCRIPTED = Price(0.0, 0.0, "scripted")
+
+
+class PricingError(ValueError):
+    """The pricing file is malformed; the message names the file and the entry."""
+
+
+def load_pricing_file(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """The ``models:`` table of a pricing file (``path``, ``$RECONMEM_PRICING`` or conf/pricing.yaml); {} if none."""
+    chosen = Path(path or os.environ.get("RECONMEM_PRICING") or DEFAULT_PRICING_FILE).expanduser()
+    if not chosen.exists():
+        if path or os.environ.get("RECONMEM_PRICING"):
+            raise PricingError(f"{chosen}: pricing file not found")
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(chosen.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise PricingError(f"{chosen}: invalid YAML: {exc}") from exc
+    models = data.get("models") or {}
+    if not isinstance(models, Mapping):
+        raise PricingError(f"{chosen}: 'models' must be a mapping of model -> prices")
+    table = {}
+    for model, entry in models.items():
+        if not isinstance(entry, Mapping):
+            raise PricingError(f"{chosen}: models.{model}: expected a mapping")
+        if "same_as" not in entry and not {"input_per_mtok", "output_per_mtok"} <= set(entry):
+            raise PricingError(f"{chosen}: models.{model}: give input_per_mtok and output_per_mtok, or same_as")
+        table[str(model)] = dict(entry)
+    return table
+
+
+class Pricing:
+    """Resolves a model string to a :class:`Price` (cached per model)."""
+
+    def __init__(self, table: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self.table = dict(table if table is not None else load_pricing_file())
+        self._cache: dict[str, Price] = {}
+        self._lock = threading.Lock()
+
+    def price(self, model: str) -> Price:
+        """The price of ``model`` ('local/...' and 'scripted/...' are free)."""
+        with self._lock:
+            if model not in self._cache:
+                self._cache[model] = self._resolve(model, depth=0)
+            return self._cache[model]
+
+    def _resolve(self, model: str, depth: int) -> Price:
+        if model.startswith("local/"):
+            return FREE_LOCAL
+        if model.startswith("scripted/"):
+            return FREE_SCRIPTED
+        entry = self.table.get(model)
+        if entry is not None:
+            if "same_as" in entry:
+                if depth > 5:
+                    raise PricingError(f"pricing: same_as chain too long at {model}")
+                base = self._resolve(str(entry["same_as"]), depth + 1)
+                return Price(base.input_per_token, base.output_per_token, f"pricing.yaml->{base.source}")
+            return Price(float(entry["input_per_mtok"]) / 1e6, float(entry["output_per_mtok"]) / 1e6, "pricing.yaml")
+        price = _litellm_price(model)
+        if price is not None:
+            return price
+        log.warning("no price for model %s (not in litellm's offline cost map nor in conf/pricing.yaml): "
+                    "its calls are recorded with cost_usd 0; add it to conf/pricing.yaml", model)
+        return Price(0.0, 0.0, "unpriced")
+
+
+def _litellm_price(model: str) -> Price | None:
+    from reconmem.platform.llm.providers import import_litellm
+
+    litellm = import_litellm()
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(model=model, prompt_tokens=1_000_000,
+                                                              completion_tokens=1_000_000)
+    except Exception:  # noqa: BLE001 - litellm raises several classes for unmapped models
+        return None
+    return Price(float(prompt_cost) / 1e6, float(completion_cost) / 1e6, "litellm")
+
+
+_DEFAULT: Pricing | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_pricing() -> Pricing:
+    """The process-wide pricing (conf/pricing.yaml or $RECONMEM_PRICING over litellm's map)."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = Pricing()
+        return _DEFAULT

@@ -1,0 +1,61 @@
+"""Value types of one call: token ``Usage``, the client's ``LLMResponse`` and a transport's ``Completion``."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Usage:
+    """Token usage of one call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass
+class LLMResponse:
+    """One backbone reply. ``tool_calls`` holds ``[{"id", "name", "arguments": dict}]``."""
+
+    text: str
+    usage: Usage
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    cached: bool = False
+    model: str = ""
+    raw: dict[str, Any] = field(default_factory=dict)
+    finish_reason: str | None = None
+
+
+@dataclass
+class Completion:
+    """What a transport returns. ``usage`` None means the client counts tokens itself."""
+
+    text: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage | None = None
+    model: str = ""
+    finish_reason: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def response_to_cache(response: LLMResponse) -> dict[str, Any]:
+    """The cache entry of a response (everything but ``cached``)."""
+    data = dataclasses.asdict(response)
+    data.pop("cached", None)
+    return data
+
+
+def response_from_cache(data: Mapping[str, Any]) -> LLMResponse:
+    """A response replayed from a cache entry (``cached=True``, the original usage)."""
+    usage = data.get("usage") or {}
+    return LLMResponse(text=data.get("text", ""), usage=Usage(int(usage.get("input_tokens", 0)),
+                                                            int(usage.get("output_tokens", 0))),
+                       tool_calls=list(data.get("tool_calls") or []), cached=True, model=data.get("model", ""),
+                       raw=dict(data.get("raw") or {}), finish_reason=data.get("finish_reason"))
