@@ -16,6 +16,11 @@ class ConfigError(ValueError):
     """A configuration problem; the message names the option."""
 
 
+class DataError(ConfigError):
+    """A missing or malformed data file (samples, manifest, DevEval records); the message names
+    ``<file>:<line>``. ``scripts.run`` prints it as one ``error:`` line and exits with status 2."""
+
+
 def _cache_dir(cfg: Any) -> Path:
     d = Path(str(cfg.cache.dir)).expanduser()
     d.mkdir(parents=True, exist_ok=True)

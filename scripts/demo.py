@@ -33,6 +33,7 @@ def _fmt(v: object, pct: bool = False) -> str:
 def main(argv: list[str] | None = None) -> int:
     from hydra import compose, initialize_config_dir
 
+    from benchmarks.harness import ConfigError
     from benchmarks.locoeval import metrics
     from scripts.run import CONFIG_DIR, precheck, run
 
@@ -48,7 +49,11 @@ def main(argv: list[str] | None = None) -> int:
         for method in METHODS:
             cfg = compose("config", overrides=[*base, f"method={method}"])
             print(f"demo: running {method} on {cfg.benchmark.name} with backbone={cfg.backbone.name}", flush=True)
-            summaries[method] = run(cfg)
+            try:
+                summaries[method] = run(cfg)
+            except ConfigError as exc:  # config / data problem: one line, as scripts.run
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
     wall = time.perf_counter() - t0
     full_dir = summaries["full"]["run_dir"]
     print()

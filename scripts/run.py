@@ -1,8 +1,13 @@
 """The one entry point: ``python -m scripts.run [method=..] [backbone=..] [benchmark=..] [key=value ..]``.
 
-Composes conf/config.yaml with Hydra and hands the config to the benchmark's runner
-(``benchmark.runner``, a dotted function path taking the config). Multirun sweeps:
+Composes conf/config.yaml with Hydra and runs the benchmark named by ``benchmark._target_`` through
+the one run loop (:mod:`benchmarks.runloop`). Multirun sweeps:
 ``python -m scripts.run -m method=reconmem,full backbone=gpt5_mini,deepseek_v32 benchmark=locoeval``.
+
+A configuration or data problem (bad option, missing API key, missing or malformed sample / data
+file) ends the run with one ``error: ...`` line and exit status 2; ``--verbose`` (or
+``HYDRA_FULL_ERROR=1``) also prints the traceback. ``run.dry_run=true`` prints the cost estimate
+and exits 0 without any model call.
 """
 
 from __future__ import annotations
@@ -21,26 +26,19 @@ from omegaconf import DictConfig, OmegaConf  # noqa: E402
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "conf")
 
 
+VERBOSE_ENV = "RECONMEM_VERBOSE"
+
+
 def run(cfg: DictConfig) -> dict:
-    """Check the composed config and run the selected benchmark; returns its summary."""
-    from benchmarks.harness import ConfigError, check_api_key
+    """Run the composed config through the run loop; returns the run's summary."""
+    from benchmarks.runloop import run as run_loop
 
     OmegaConf.set_struct(cfg, True)
-    for option in ("backbone", "user_backbone", "judge_backbone"):
-        if option != "backbone" and not _uses(cfg, option):
-            continue
-        check_api_key(cfg[option], option)
-    runner_path = cfg.benchmark.get("runner")
-    if not runner_path:
-        raise ConfigError(f"benchmark={cfg.benchmark.name}: no benchmark.runner configured")
-    runner = hydra.utils.get_method(runner_path)
-    return runner(cfg)
+    return run_loop(cfg)
 
 
-def _uses(cfg: DictConfig, option: str) -> bool:
-    """Whether the benchmark calls the user / judge model (LoCoEval scripted turns need no user model)."""
-    uses = cfg.benchmark.get("uses_backbones")
-    return True if uses is None else option in uses
+def _verbose() -> bool:
+    return os.environ.get(VERBOSE_ENV) == "1" or os.environ.get("HYDRA_FULL_ERROR") == "1"
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
@@ -49,7 +47,11 @@ def main(cfg: DictConfig) -> None:
 
     try:
         summary = run(cfg)
-    except ConfigError as exc:
+    except ConfigError as exc:  # includes DataError: one line naming the option or file:line
+        if _verbose():
+            import traceback
+
+            traceback.print_exc()
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
     if summary:
@@ -89,6 +91,9 @@ def precheck(argv: list[str]) -> str | None:
 
 
 if __name__ == "__main__":
+    if "--verbose" in sys.argv[1:]:
+        sys.argv.remove("--verbose")
+        os.environ[VERBOSE_ENV] = "1"
     problem = precheck(sys.argv[1:])
     if problem:
         print(f"error: {problem}", file=sys.stderr)

@@ -1,24 +1,26 @@
 """CodeAssistBench runner: one conversation per issue, judged, recorded, summarised.
 
-``run_benchmark(cfg)`` is the Hydra entry (``benchmark.runner``); :func:`run_issue` is the pure
-per-issue function (objects in, records out) that tests drive with scripted clients.
+:class:`CodeAssistBench` is the benchmark on the run loop (``benchmark._target_``, see
+:mod:`benchmarks.runloop`); :func:`run_issue` is the pure per-issue function (objects in, records
+out) that tests drive with scripted clients.
 
 Per issue, in ``samples/<task_id>/``: ``conversation.jsonl`` (user / maintainer messages, the
 user's satisfaction status and raw text), ``tool_calls.jsonl``, ``contexts.jsonl`` (what each
-maintainer prompt contained), ``judgment.json``, ``ledger.jsonl`` (every LLM call, tagged
-``role`` = maintainer / memory / user / judge), ``memory.json`` and finally ``result.json``.
+maintainer prompt contained), ``judgment.json``, ``memory.json``; the run loop adds ``ledger.jsonl`` (every LLM call, tagged
+``role`` = maintainer / memory / user / judge) and finally ``result.json``.
 
-Statuses: ``ok`` (judged), ``init_failed`` (repository not initialisable; excluded from the
-denominator, as the paper's 268 of 274), ``docker_unavailable`` (a dockerfile but no engine;
-reported separately), ``judge_error`` (malformed judgment after one retry), ``error`` (anything
-else; retried on resume).
+Statuses: ``ok`` (judged), ``init_failed`` (repository not initialisable) and
+``docker_unavailable`` (a dockerfile but no engine) — issue-level properties recorded as
+``excluded_reason`` so the analysis drops the issue for EVERY method alike (the paper's 268 of
+274) —, ``judge_error`` (no well-formed judgment after ``benchmark.judge_retries`` further
+judgments with the same judge model; counted as incorrect, ``errored: true``), ``error``
+(anything else; retried on resume, counted as incorrect until it succeeds).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-import traceback
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +34,7 @@ from benchmarks.cab.docker_check import DockerUnavailableForIssue, docker_valida
 from benchmarks.cab.loader import CabIssue, load_issues
 from benchmarks.cab.metrics import issue_tokens, summarize, tokens_by_role
 from benchmarks.cab.tools import RepoTools, ToolLimits
+from benchmarks.task import Benchmark, RunEnv
 from reconmem.platform.context import ContextManager, Session
 
 log = logging.getLogger(__name__)
@@ -48,6 +51,8 @@ class CabSettings:
     judge_max_tokens: int | None = None
     repo_context_k: int = 0
     repo_index: bool = True  # build a RepositoryIndex for Session.repo (ReConMem needs it)
+    judge_retries: int = 2  # further judgments after a malformed one (same judge model, sampled)
+    judge_retry_temperature: float = 0.7  # temperature-0 retries would replay the cached reply
     tool_limits: ToolLimits = field(default_factory=ToolLimits)
 
     @classmethod
@@ -65,33 +70,44 @@ class CabSettings:
                    maintainer_max_tokens=opt_int("maintainer_max_tokens", 2048),
                    user_max_tokens=opt_int("user_max_tokens", None), judge_max_tokens=opt_int("judge_max_tokens", None),
                    repo_context_k=int(bench.get("repo_context_k", 0) or 0), repo_index=bool(bench.get("repo_index", True)),
+                   judge_retries=int(bench.get("judge_retries", 2) or 0),
+                   judge_retry_temperature=float(bench.get("judge_retry_temperature", 0.7)),
                    tool_limits=ToolLimits(**limits))
 
 
-# --------------------------------------------------------------------------- records
+class _SampledLLM:
+    """The judge client with a fixed temperature (judge retries; every other attribute is the client's)."""
+
+    def __init__(self, llm: Any, temperature: float) -> None:
+        self._llm = llm
+        self._temperature = temperature
+
+    def chat(self, messages: Any, *, purpose: str, **kw: Any) -> Any:
+        kw.setdefault("temperature", self._temperature)
+        return self._llm.chat(messages, purpose=purpose, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    from benchmarks.runs import write_jsonl
-
-    write_jsonl(path, rows)
-
-
-def _write_json(path: Path, obj: Any) -> None:
-    from benchmarks.runs import atomic_write_json
-
-    atomic_write_json(path, obj)
-
-
-def _issue_events(ledgers: list[Any], attempt: str) -> list[dict[str, Any]]:
-    seen: set[int] = set()
-    events: list[dict[str, Any]] = []
-    for led in ledgers:
-        if id(led) in seen:
+def _judge(issue: CabIssue, answer: str, docker_result: Any, judge_llm: Any, settings: "CabSettings") -> Any:
+    """The judgment, retried up to ``settings.judge_retries`` times; raises JudgeError (all raw outputs)."""
+    raws: list[str] = []
+    attempts = 0
+    error: JudgeError | None = None
+    for k in range(1 + max(0, settings.judge_retries)):
+        llm = judge_llm if k == 0 else _SampledLLM(judge_llm, settings.judge_retry_temperature)
+        try:
+            judgment = JudgeAgent(llm, max_tokens=settings.judge_max_tokens).judge(issue, answer, docker_result)
+        except JudgeError as exc:
+            error = exc
+            raws.extend(exc.raw_outputs)
+            attempts += len(exc.raw_outputs)
             continue
-        seen.add(id(led))
-        events.extend(e for e in led.events if e.get("attempt") == attempt)
-    return events
+        judgment.attempts = attempts + judgment.attempts
+        return judgment
+    assert error is not None
+    raise JudgeError(str(error), raws)
 
 
 # --------------------------------------------------------------------------- one issue
@@ -117,12 +133,14 @@ def run_issue(
     Returns the ``result.json`` payload (``status`` ok / judge_error / docker_unavailable); other
     failures raise and are recorded as ``error`` by the caller.
     """
-    from reconmem.platform.llm import UsageLedger
+    from benchmarks.records import write_jsonl as _write_jsonl
+    from benchmarks.runloop import attempt_events
+    from reconmem.platform.llm import UsageLedger, current_tags
 
     settings = settings or CabSettings()
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    attempt = uuid.uuid4().hex[:12]
+    attempt = current_tags().get("attempt") or uuid.uuid4().hex[:12]  # the run loop's attempt id, if any
     ledger: UsageLedger = maintainer_llm.ledger
     ledgers = [maintainer_llm.ledger, user_llm.ledger, judge_llm.ledger]
     base: dict[str, Any] = {"task_id": issue.task_id, "repo": issue.repo, "commit_id": issue.commit_id,
@@ -135,8 +153,9 @@ def run_issue(
                 if docker_client is None:
                     raise DockerUnavailableForIssue("no docker client configured (executor=docker)")
             except DockerUnavailableForIssue as exc:
-                return {**base, "status": "docker_unavailable", "error": str(exc),
-                        "wall_seconds": time.perf_counter() - started}
+                return {**base, "status": "docker_unavailable", "excluded_reason": "docker_unavailable",
+                        "error": str(exc), **_issue_tasks(issue, None),
+                        "wall_seconds": round(time.perf_counter() - started, 3)}
         else:
             docker_client = None
 
@@ -211,20 +230,21 @@ def run_issue(
         judgment_payload: dict[str, Any]
         with ledger.tags(role="judge"):
             try:
-                judgment = JudgeAgent(judge_llm, max_tokens=settings.judge_max_tokens).judge(issue, answer, docker_result)
+                judgment = _judge(issue, answer, docker_result, judge_llm, settings)
                 judgment_payload = judgment.to_dict()
             except JudgeError as exc:
                 status = "judge_error"
                 judgment = None
                 judgment_payload = {"error": str(exc), "raw_outputs": exc.raw_outputs}
 
-    events = _issue_events(ledgers, attempt)
+    from benchmarks.records import atomic_write_json as _write_json
+
+    events = attempt_events(ledgers, attempt)
     tokens = issue_tokens(events)
     _write_jsonl(out_dir / "conversation.jsonl", conversation)
     _write_jsonl(out_dir / "tool_calls.jsonl", tool_rows)
     _write_jsonl(out_dir / "contexts.jsonl", context_rows)
     _write_json(out_dir / "judgment.json", judgment_payload)
-    _write_jsonl(out_dir / "ledger.jsonl", events)
     try:
         _write_json(out_dir / "memory.json", manager.state())
     except Exception as exc:  # noqa: BLE001 - a method's state() must not lose the judged issue
@@ -236,7 +256,7 @@ def run_issue(
         "technical_correctness": judgment.technical_correctness if judgment else None,
         "verbosity": judgment.verbosity if judgment else None,
         "alignment": [judgment.alignment_met, judgment.alignment_total] if judgment else None,
-        "judge_attempts": judgment.attempts if judgment else 2,
+        "judge_attempts": judgment.attempts if judgment else len(judgment_payload.get("raw_outputs") or []),
         "turns": turns,
         "final_user_status": final_status,
         "tokens": tokens,
@@ -249,9 +269,17 @@ def run_issue(
         "docker": docker_result,
         "wall_seconds": round(time.perf_counter() - started, 3),
     }
+    result.update(_issue_tasks(issue, result["verdict"]))
     if status == "judge_error":
         result["error"] = judgment_payload["error"]
+        result["errored"] = True  # counted as incorrect
     return result
+
+
+def _issue_tasks(issue: CabIssue, verdict: str | None) -> dict[str, Any]:
+    """The issue as the sample's one task: passed when the judge's verdict is CORRECT."""
+    return {"n_tasks": 1, "tasks": [{"req_id": issue.task_id, "namespace": issue.repo,
+                                     "outcome": verdict or "not_judged", "passed": verdict == "CORRECT"}]}
 
 
 def _default_index_builder(root: Path) -> Any:
@@ -298,63 +326,81 @@ def _docker_factory(cfg: Any) -> Callable[[], Any]:
     return factory
 
 
-def run_benchmark(cfg: Any) -> dict[str, Any]:
-    """Hydra entry: every selected issue -> records under the run dir; returns the summary."""
-    from benchmarks.harness import build_embedder, build_llm, build_method, resolve_data_path
-    from benchmarks.runs import RunDir, atomic_write_json, run_pool, write_manifest
-    from reconmem.platform.llm import UsageLedger
+class CodeAssistBench(Benchmark):
+    """CodeAssistBench on the run loop (``benchmark._target_``)."""
 
-    bench = cfg.benchmark
-    data_path = resolve_data_path(str(bench.data))
-    issues = load_issues(data_path, languages=_plain(bench.get("languages")), task_ids=_plain(cfg.run.get("ids")),
-                         limit=cfg.run.get("limit"))
-    settings = CabSettings.from_config(_plain(bench))
-    run_dir = RunDir.for_config(cfg)
-    write_manifest(run_dir, cfg, data_files={"cab": data_path})
-    ledger = UsageLedger()
-    maintainer_llm = build_llm(cfg.backbone, cfg, ledger, option="backbone")
-    user_llm = build_llm(cfg.user_backbone, cfg, ledger, option="user_backbone")
-    judge_llm = build_llm(cfg.judge_backbone, cfg, ledger, option="judge_backbone")
-    embedder = _LazyEmbedder(lambda: build_embedder(cfg))
-    local_repos = _plain(bench.get("local_repos")) or {}
-    cache_dir = Path(str(bench.repo_cache)).expanduser()
-    url_template = str(bench.get("repo_url_template") or "https://github.com/{owner}/{name}.git")
-    retry_errors = bool(cfg.run.get("retry_errors", True))
+    family = "cab"
+    statuses = frozenset({"init_failed", "judge_error", "docker_unavailable"})
+    final_statuses = frozenset({"ok", "init_failed", "judge_error", "docker_unavailable"})
 
-    def one(issue: CabIssue) -> str:
-        status = run_dir.status(issue.task_id)
-        if run_dir.is_done(issue.task_id) or (status == "error" and not retry_errors):
-            return f"skipped:{status}"
-        out_dir = run_dir.reset_sample(issue.task_id)
+    def sample_id(self, sample: CabIssue) -> str:
+        return sample.task_id
+
+    def _data_path(self, cfg: Any) -> Path:
+        from benchmarks.harness import resolve_data_path
+
+        return resolve_data_path(str(cfg.benchmark.data))
+
+    def load(self, cfg: Any) -> list[CabIssue]:
+        self._issues = load_issues(self._data_path(cfg), languages=_plain(cfg.benchmark.get("languages")))
+        return self._issues
+
+    def select(self, samples: Any, *, ids: Any, limit: Any) -> list[CabIssue]:
+        """As the base class; the task id of a url-duplicate selects the record that was kept."""
+        alias = {dup: i.task_id for i in samples for dup in i.duplicate_task_ids}
+        ids = None if ids is None else list(dict.fromkeys(alias.get(i, i) for i in ids))
+        return super().select(samples, ids=ids, limit=limit)
+
+    def data_files(self, cfg: Any) -> dict[str, Path]:
+        return {"cab": self._data_path(cfg)}
+
+    def setup(self, env: RunEnv, samples: Any) -> None:
+        from benchmarks.harness import build_embedder, build_llm
+
+        cfg, bench = env.cfg, env.cfg.benchmark
+        env.shared.update(
+            maintainer_llm=build_llm(cfg.backbone, cfg, env.ledger, option="backbone"),
+            user_llm=build_llm(cfg.user_backbone, cfg, env.ledger, option="user_backbone"),
+            judge_llm=build_llm(cfg.judge_backbone, cfg, env.ledger, option="judge_backbone"),
+            embedder=_LazyEmbedder(lambda: build_embedder(cfg)), settings=CabSettings.from_config(_plain(bench)),
+            local_repos=_plain(bench.get("local_repos")) or {}, cache_dir=Path(str(bench.repo_cache)).expanduser(),
+            url_template=str(bench.get("repo_url_template") or "https://github.com/{owner}/{name}.git"))
+
+    def run_sample(self, issue: CabIssue, method: ContextManager, env: RunEnv) -> dict[str, Any]:
+        sh, bench = env.shared, env.cfg.benchmark
         t0 = time.perf_counter()
         try:
-            root, info = prepare_checkout(issue, cache_dir=cache_dir, local_repos=local_repos,
-                                          url_template=url_template, timeout=float(bench.get("checkout_timeout", 900)))
+            root, info = prepare_checkout(issue, cache_dir=sh["cache_dir"], local_repos=sh["local_repos"],
+                                          url_template=sh["url_template"],
+                                          timeout=float(bench.get("checkout_timeout", 900)))
         except CheckoutError as exc:
-            run_dir.write_result(issue.task_id, {"task_id": issue.task_id, "repo": issue.repo, "status": "init_failed",
-                                                 "error": str(exc), "commit_id": issue.commit_id,
-                                                 "language": issue.language,
-                                                 "wall_seconds": round(time.perf_counter() - t0, 3)})
-            return "init_failed"
-        try:
-            result = run_issue(issue, repo_root=root, out_dir=out_dir, maintainer_llm=maintainer_llm, user_llm=user_llm,
-                               judge_llm=judge_llm, manager=build_method(cfg), embedder=embedder, settings=settings,
-                               docker_client_factory=_docker_factory(cfg), checkout_info=info)
-        except Exception as exc:  # noqa: BLE001 - recorded; retried on resume
-            log.exception("CAB issue %s failed", issue.task_id)
-            result = {"task_id": issue.task_id, "repo": issue.repo, "status": "error",
-                      "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=20),
-                      "wall_seconds": round(time.perf_counter() - t0, 3)}
-        run_dir.write_result(issue.task_id, result)
-        return result["status"]
+            return {**self._base(issue), "status": "init_failed", "excluded_reason": "init_failed", "error": str(exc),
+                    **_issue_tasks(issue, None), "wall_seconds": round(time.perf_counter() - t0, 3)}
+        return run_issue(issue, repo_root=root, out_dir=env.out_dir, maintainer_llm=sh["maintainer_llm"],
+                         user_llm=sh["user_llm"], judge_llm=sh["judge_llm"], manager=method, embedder=sh["embedder"],
+                         settings=sh["settings"], docker_client_factory=_docker_factory(env.cfg), checkout_info=info)
 
-    run_pool(issues, one, workers=int(cfg.run.get("workers", 1)), desc=f"cab {cfg.method.name}")
-    selected = {i.task_id for i in issues}
-    records = [r for r in run_dir.results() if r.get("task_id") in selected]
-    summary = {"benchmark": "cab", "method": cfg.method.name, "backbone": cfg.backbone.name,
-               "user_backbone": cfg.user_backbone.name, "judge_backbone": cfg.judge_backbone.name,
-               "issues_selected": len(issues), "data": str(data_path), **summarize(records),
-               "init_failed_ids": sorted(r["task_id"] for r in records if r.get("status") == "init_failed"),
-               "docker_unavailable_ids": sorted(r["task_id"] for r in records if r.get("status") == "docker_unavailable")}
-    atomic_write_json(run_dir.path / "summary.json", summary)
-    return summary
+    @staticmethod
+    def _base(issue: CabIssue) -> dict[str, Any]:
+        return {"task_id": issue.task_id, "repo": issue.repo, "commit_id": issue.commit_id, "language": issue.language}
+
+    def error_result(self, issue: CabIssue) -> dict[str, Any]:
+        return {**self._base(issue), **_issue_tasks(issue, None)}
+
+    def score(self, run_path: Path, sample_ids: Any) -> dict[str, Any]:
+        from benchmarks.records import sample_results
+
+        cfg = self.cfg
+        results = sample_results(run_path, sample_ids)
+        return {"user_backbone": str(cfg.user_backbone.name), "judge_backbone": str(cfg.judge_backbone.name),
+                "issues_selected": len(sample_ids), "data": str(self._data_path(cfg)), **summarize(results),
+                "init_failed_ids": sorted(r["task_id"] for r in results if r.get("status") == "init_failed"),
+                "docker_unavailable_ids": sorted(r["task_id"] for r in results
+                                                 if r.get("status") == "docker_unavailable")}
+
+
+def run_benchmark(cfg: Any) -> dict[str, Any]:
+    """Former ``benchmark.runner`` entry: runs ``cfg`` through :func:`benchmarks.runloop.run`."""
+    from benchmarks.runloop import run
+
+    return run(cfg)

@@ -25,10 +25,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from benchmarks.task import Benchmark, RunEnv
 
 from benchmarks.locoeval.loader import load_samples
 from benchmarks.locoeval.mock_user import MockUser
@@ -134,16 +135,20 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
                turn_max_tokens: int | None = None, task_max_tokens: int | None = None,
                context_window: int | None = None, purpose_max_tokens: Mapping[str, int] | None = None,
                progress: bool = True) -> dict[str, Any]:
-    """Run one sample end to end and write its records into ``out_dir``; return the result dict.
+    """Run one sample end to end and write its conversation / context / memory / test records.
 
-    Raises on any failure (the caller records ``status: error``). ``result.json`` is NOT written
-    here -- the caller writes it last (its presence marks the sample finished).
+    Raises on any failure (the run loop records ``status: error``). Neither ``result.json`` nor
+    ``ledger.jsonl`` is written here: the run loop writes both (result last).
+
+    What the method sees: the Session (the response prompt, the repository index, the window),
+    every user query and, through ``cm.observe``, ``Turn(index, user, assistant)`` — no outline
+    label (kind, requirement id, topic) and no subset; those stay in ``conversation.jsonl``.
     """
-    from benchmarks.runs import append_jsonl, atomic_write_json, write_jsonl
+    from benchmarks.records import CONTEXTS, CONVERSATION, append_jsonl, atomic_write_json
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for name in ("conversation.jsonl", "contexts.jsonl", "ledger.jsonl", "memory.json", "tests.json"):
+    for name in (CONVERSATION, CONTEXTS, "memory.json", "tests.json"):
         (out / name).unlink(missing_ok=True)
     started = time.perf_counter()
     ledger = llm.ledger
@@ -154,7 +159,7 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
         sample_id=sample.id, llm=budgeted, embedder=embedder, repo=repo_index,
         system_prompt=system_prompt or load_prompt("response_system"),
         context_window=int(context_window or llm.context_window), repo_context_k=int(repo_context_k),
-        meta={"benchmark": "locoeval", "subset": sample.subset, "project": sample.project_path},
+        meta={"benchmark": "locoeval", "project": sample.project_path},
     )
     n_turns, n_tasks = len(sample.outline), len(sample.tasks)
     bar = None
@@ -176,14 +181,12 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
                     row = {"turn": step.turn, "phase": "prep", "kind": step.kind}
                     if step.req_id:
                         row["req_id"] = step.req_id
-                    append_jsonl(out / "conversation.jsonl", {**row, "user": query, "assistant": reply.text})
-                    append_jsonl(out / "contexts.jsonl", {"turn": step.turn, "phase": "prep",
-                                                          **({"req_id": step.req_id} if step.req_id else {}),
-                                                          "context": reply.context.to_dict()})
+                    append_jsonl(out / CONVERSATION, {**row, "user": query, "assistant": reply.text})
+                    append_jsonl(out / CONTEXTS, {"turn": step.turn, "phase": "prep",
+                                                  **({"req_id": step.req_id} if step.req_id else {}),
+                                                  "context": reply.context.to_dict()})
                     with ledger.tags(role="memory"):
-                        cm.observe(Turn(index=step.turn, user=query, assistant=reply.text,
-                                        meta={"kind": step.kind, "req_id": step.req_id, "phase": "prep",
-                                              "topic": step.topic or step.req_id or step.kind}))
+                        cm.observe(Turn(index=step.turn, user=query, assistant=reply.text))
                 previous = reply.text
                 if bar:
                     bar.update(1)
@@ -201,10 +204,10 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
                 if after != before:
                     raise ReadOnlyViolation(f"sample {sample.id!r}: {type(cm).__name__} changed its memory while "
                                             f"answering read-only task {req.req_id} ({req.namespace})")
-                append_jsonl(out / "conversation.jsonl", {"turn": turn_no, "phase": "task", "kind": task.kind,
-                                                          "req_id": req.req_id, "user": query, "assistant": reply.text})
-                append_jsonl(out / "contexts.jsonl", {"turn": turn_no, "phase": "task", "req_id": req.req_id,
-                                                      "context": reply.context.to_dict()})
+                append_jsonl(out / CONVERSATION, {"turn": turn_no, "phase": "task", "kind": task.kind,
+                                                  "req_id": req.req_id, "user": query, "assistant": reply.text})
+                append_jsonl(out / CONTEXTS, {"turn": turn_no, "phase": "task", "req_id": req.req_id,
+                                              "context": reply.context.to_dict()})
                 verdict = dict(evaluate(req, reply.text))
                 tests.append({"req_id": req.req_id, "namespace": req.namespace,
                               "outcome": verdict.get("outcome"), "passed": bool(verdict.get("passed")),
@@ -216,29 +219,17 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
     finally:
         if bar:
             bar.close()
-        write_jsonl(out / "ledger.jsonl", _sample_events(ledger, sample.id))
     return {
-        "status": "ok", "error": None, "subset": sample.subset, "project": sample.project_path,
-        "repo_cluster": sample.repo_cluster, "n_turns": n_turns, "n_tasks": n_tasks,
+        **_sample_fields(sample), "status": "ok", "error": None,
         "wall_seconds": round(time.perf_counter() - started, 3),
         "tasks": [{"req_id": t["req_id"], "namespace": t["namespace"], "outcome": t["outcome"], "passed": t["passed"]}
                   for t in tests],
     }
 
 
-LEDGER_FIELDS = ("purpose", "input_tokens", "output_tokens", "cached", "model", "seconds", "sample", "turn", "phase", "role")
-
-
-def _sample_events(ledger: Any, sample_id: str) -> list[dict[str, Any]]:
-    rows = []
-    for e in ledger.events:
-        if e.get("sample") != sample_id:
-            continue
-        row = {k: e.get(k) for k in LEDGER_FIELDS}
-        if e.get("req_id") is not None:
-            row["req_id"] = e["req_id"]
-        rows.append(row)
-    return rows
+def _sample_fields(sample: Sample) -> dict[str, Any]:
+    return {"subset": sample.subset, "project": sample.project_path, "repo_cluster": sample.repo_cluster,
+            "n_turns": len(sample.outline), "n_tasks": len(sample.tasks)}
 
 
 # ------------------------------------------------------------------------------ whole benchmark
@@ -287,91 +278,100 @@ def _build_executor(cfg: Any) -> Any:
     return build_executor(cfg.executor)
 
 
-def _samples_source(cfg: Any) -> str:
-    src = str(cfg.benchmark.samples)
-    return src
+class LoCoEval(Benchmark):
+    """LoCoEval (and the LoCoEval-format ``demo``) on the run loop (``benchmark._target_``)."""
+
+    family = "locoeval"
+
+    def load(self, cfg: Any) -> list[Sample]:
+        return load_samples(str(cfg.benchmark.samples))
+
+    def data_files(self, cfg: Any) -> dict[str, Path]:
+        from benchmarks.harness import resolve_data_path
+
+        src = str(cfg.benchmark.samples)
+        return {} if src.startswith("hf:") else {"samples": resolve_data_path(src)}
+
+    def models(self, cfg: Any, samples: Sequence[Sample]) -> dict[str, str | None]:
+        """The mock user is called only for unscripted turns; DevEval tests judge (no judge model)."""
+        scripted_only = all(st.scripted for s in samples for st in s.outline)
+        return {"backbone": str(cfg.backbone.model),
+                "user": None if scripted_only else str(cfg.user_backbone.model), "judge": None}
+
+    def check_data(self, cfg: Any, samples: Sequence[Sample]) -> None:
+        """The DevEval records and the sources manifest every selected task needs, before any call."""
+        from benchmarks.harness import DataError, resolve_data_path
+
+        bench = cfg.benchmark
+        if bench.get("evaluator"):
+            return
+        from benchmarks.deveval.tasks import get_task, load_manifest
+
+        data = resolve_data_path(str(bench.deveval_data)) if bench.get("deveval_data") else None
+        try:
+            load_manifest(bench.get("sources_manifest"))
+            for s in samples:
+                for r in s.requirements:
+                    get_task(r.namespace, data)
+        except FileNotFoundError as exc:
+            raise DataError(f"{exc.filename or exc}: file not found (benchmark.deveval_data / "
+                            f"scripts/fetch_deveval.py)") from exc
+        except (KeyError, ValueError) as exc:
+            raise DataError(str(exc).strip("'\"").splitlines()[0]) from exc
+
+    def setup(self, env: RunEnv, samples: Sequence[Sample]) -> None:
+        from omegaconf import OmegaConf
+
+        from benchmarks import harness
+
+        cfg = env.cfg
+        llm = harness.build_llm(cfg.backbone, cfg, env.ledger)
+        user_llm = None
+        if any(not st.scripted for s in samples for st in s.outline):
+            same = (OmegaConf.to_container(cfg.user_backbone, resolve=True)
+                    == OmegaConf.to_container(cfg.backbone, resolve=True))
+            user_llm = llm if same else harness.build_llm(cfg.user_backbone, cfg, env.ledger, option="user_backbone")
+        env.shared.update(llm=llm, user_llm=user_llm, embedder=harness.build_embedder(cfg),
+                          cache_dir=Path(str(cfg.cache.dir)).expanduser(), executor_box={})
+
+    def run_sample(self, sample: Sample, method: ContextManager, env: RunEnv) -> dict[str, Any]:
+        cfg, bench, sh = env.cfg, env.cfg.benchmark, env.shared
+        return run_sample(
+            sample, cm=method, llm=sh["llm"], embedder=sh["embedder"],
+            evaluate=build_evaluator(cfg, sample, sh["executor_box"]), out_dir=env.out_dir,
+            user=MockUser(sh["user_llm"], max_tokens=int(bench.get("user_max_tokens", 200) or 200)),
+            repo_index=sample_index(sample, sh["cache_dir"], hide_task_tests=bool(bench.get("hide_task_tests", True))),
+            system_prompt=_system_prompt(bench), repo_context_k=int(bench.get("repo_context_k", 0) or 0),
+            turn_max_tokens=bench.get("turn_max_tokens"), task_max_tokens=bench.get("task_max_tokens"),
+            purpose_max_tokens=_plain(bench.get("purpose_max_tokens")), progress=env.progress,
+        )
+
+    def error_result(self, sample: Sample) -> dict[str, Any]:
+        """An unfinished sample still counts every one of its tasks, as failed."""
+        return {**_sample_fields(sample),
+                "tasks": [{"req_id": r.req_id, "namespace": r.namespace, "outcome": "not_run", "passed": False}
+                          for r in (sample.requirement(t.req_id) for t in sample.tasks)]}
+
+    def score(self, run_path: Path, sample_ids: Sequence[str]) -> dict[str, Any]:
+        """Pass@1 per subset and tokens; CR against the Full run of the same backbone and run id."""
+        from benchmarks.locoeval import metrics
+
+        summary = metrics.summarize_run(run_path, sample_ids=list(sample_ids))
+        method = run_path.parent.name
+        full_dir = run_path.parent.parent / "full" / run_path.name
+        if method != "full" and (full_dir / "samples").is_dir():
+            summary["cr"] = metrics.compression_ratio_between(run_path, full_dir, sample_ids=list(sample_ids))
+            summary["cr_reference"] = str(full_dir)
+        elif method == "full":
+            summary["cr"] = 1.0
+        return summary
 
 
 def run_benchmark(cfg: Any) -> dict[str, Any]:
-    """Run LoCoEval for ``cfg.method`` x ``cfg.backbone`` over ``cfg.benchmark.samples``; resume-safe.
+    """Former ``benchmark.runner`` entry: runs ``cfg`` through :func:`benchmarks.runloop.run`."""
+    from benchmarks.runloop import run
 
-    Returns (and writes as summary.json) the run's summary: Pass@1 per subset, tokens, and CR when
-    a Full run of the same backbone and run id exists.
-    """
-    from omegaconf import OmegaConf
-
-    from benchmarks import harness, runs
-    from benchmarks.locoeval import metrics
-    from reconmem.platform.llm import UsageLedger
-
-    bench = cfg.benchmark
-    raw_ids = cfg.run.get("ids")
-    ids = [str(raw_ids)] if isinstance(raw_ids, (str, int)) else (list(raw_ids) if raw_ids else None)
-    samples = load_samples(_samples_source(cfg), ids=ids, limit=cfg.run.get("limit"))
-    run_dir = runs.RunDir.for_config(cfg)
-    data_files = {}
-    if not str(bench.samples).startswith("hf:"):
-        data_files["samples"] = harness.resolve_data_path(str(bench.samples))
-    runs.write_manifest(run_dir, cfg, data_files=data_files)
-
-    retry = bool(cfg.run.get("retry_errors", True))
-    todo = [s for s in samples if not run_dir.is_done(s.id) and (retry or run_dir.status(s.id) != "error")]
-    skipped = len(samples) - len(todo)
-    if skipped:
-        print(f"locoeval: {skipped} finished sample(s) skipped, {len(todo)} to run in {run_dir.path}")
-
-    ledger = UsageLedger()
-    llm = harness.build_llm(cfg.backbone, cfg, ledger) if todo else None
-    user_llm = None
-    if any(not st.scripted for s in todo for st in s.outline):
-        same = OmegaConf.to_container(cfg.user_backbone, resolve=True) == OmegaConf.to_container(cfg.backbone, resolve=True)
-        user_llm = llm if same else harness.build_llm(cfg.user_backbone, cfg, ledger, option="user_backbone")
-    embedder = harness.build_embedder(cfg) if todo else None
-    cache_dir = Path(str(cfg.cache.dir)).expanduser()
-    executor_box: dict[str, Any] = {}
-    user_max = int(bench.get("user_max_tokens", 200) or 200)
-    workers = max(1, int(cfg.run.get("workers", 1) or 1))
-    cap = bench.get("max_workers")
-    if cap:
-        workers = min(workers, int(cap))
-
-    def work(sample: Sample) -> dict[str, Any]:
-        out = run_dir.reset_sample(sample.id)
-        t0 = time.perf_counter()
-        try:
-            result = run_sample(
-                sample, cm=harness.build_method(cfg), llm=llm, embedder=embedder,
-                evaluate=build_evaluator(cfg, sample, executor_box), out_dir=out,
-                user=MockUser(user_llm, max_tokens=user_max),
-                repo_index=sample_index(sample, cache_dir, hide_task_tests=bool(bench.get("hide_task_tests", False))),
-                system_prompt=_system_prompt(bench), repo_context_k=int(bench.get("repo_context_k", 0) or 0),
-                turn_max_tokens=bench.get("turn_max_tokens"), task_max_tokens=bench.get("task_max_tokens"),
-                purpose_max_tokens=_plain(bench.get("purpose_max_tokens")),
-                progress=bool(bench.get("progress", True)),
-            )
-        except Exception as exc:  # noqa: BLE001 - recorded, retried on the next run
-            runs.atomic_write_text(out / "error.txt", traceback.format_exc())
-            result = {"status": "error", "error": f"{type(exc).__name__}: {exc}", "subset": sample.subset,
-                      "project": sample.project_path, "repo_cluster": sample.repo_cluster,
-                      "n_turns": len(sample.outline), "n_tasks": len(sample.tasks),
-                      "wall_seconds": round(time.perf_counter() - t0, 3), "tasks": []}
-        run_dir.write_result(sample.id, result)
-        return result
-
-    if todo:
-        runs.run_pool(todo, work, workers=workers, desc=f"locoeval {cfg.method.name}/{cfg.backbone.name}")
-
-    summary = metrics.summarize_run(run_dir.path, sample_ids=[s.id for s in samples])
-    summary.update({"benchmark": str(bench.name), "method": str(cfg.method.name), "backbone": str(cfg.backbone.name),
-                    "run_id": str(cfg.run.run_id), "run_dir": str(run_dir.path)})
-    full_dir = run_dir.path.parent.parent / "full" / run_dir.path.name
-    if str(cfg.method.name) != "full" and (full_dir / "samples").is_dir():
-        summary["cr"] = metrics.compression_ratio_between(run_dir.path, full_dir, sample_ids=[s.id for s in samples])
-        summary["cr_reference"] = str(full_dir)
-    elif str(cfg.method.name) == "full":
-        summary["cr"] = 1.0
-    runs.atomic_write_json(run_dir.path / "summary.json", summary)
-    return summary
+    return run(cfg)
 
 
 def _plain(node: Any) -> dict[str, int]:

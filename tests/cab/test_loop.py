@@ -90,7 +90,7 @@ def test_scripted_loop_function_calling(fixture_issue, tmp_path):
     assert [c["recalled"] for c in ctxs] == [False, True] and ctxs[0]["meta"] == {"no_recall": True}
     judgment = json.loads((out / "judgment.json").read_text())
     assert judgment["verdict"] == "CORRECT" and len(judgment["conditions"]) == 2
-    events = _read_jsonl(out / "ledger.jsonl")
+    events = ledger.events  # ledger.jsonl is the run loop's (tests/core/test_runloop.py)
     roles = [e["role"] for e in events]
     assert roles.count("maintainer") == 4 and roles.count("memory") == 2 and roles.count("user") == 2 and roles.count("judge") == 1
     assert all(e["sample"] == "cab_fixture_1" for e in events)
@@ -138,7 +138,7 @@ def test_tool_step_cap_forces_an_answer(fixture_issue, tmp_path):
 
 def test_max_turns_and_judge_error(fixture_issue, tmp_path):
     """Never satisfied -> stops at max_turns (no user reply after the last); a garbled judge twice -> judge_error."""
-    settings = CabSettings(repo_index=False, max_turns=3)
+    settings = CabSettings(repo_index=False, max_turns=3, judge_retries=0)
     maint = ["answer 1", "answer 2", "answer 3"]
     users = ["More please.\nSATISFACTION_STATUS: NOT_SATISFIED\nREASON: no", "Hmm.\nSATISFACTION_STATUS: PARTIALLY_SATISFIED"]
     judge = ["I think it is fine.", "VERDICT: CORRECT/PARTIALLY CORRECT/INCORRECT"]
@@ -149,6 +149,21 @@ def test_max_turns_and_judge_error(fixture_issue, tmp_path):
     payload = json.loads((out / "judgment.json").read_text())
     assert payload["raw_outputs"] == judge
     assert len(manager.context_for_queries) == 2
+    assert result["errored"] is True and result["tasks"][0]["passed"] is False  # counted as incorrect
+
+
+def test_judge_error_is_retried_with_the_same_judge(fixture_issue, tmp_path):
+    """A malformed judgment pair is followed by a new judgment (same judge model, sampled); bounded."""
+    bad = ["I think it is fine.", "still no verdict"]
+    result, out, _, _, j_llm, _, _ = _run(fixture_issue, tmp_path, ["answer"], [USER_FULL], bad + [GOOD_JUDGMENT],
+                                          settings=CabSettings(repo_index=False, judge_retries=2))
+    assert result["status"] == "ok" and result["verdict"] == "CORRECT" and result["judge_attempts"] == 3
+    assert [c["params"]["temperature"] for c in j_llm.calls] == [0.0, 0.0, 0.7]
+    assert result["tasks"] == [{"req_id": "cab_fixture_1", "namespace": fixture_issue.repo, "outcome": "CORRECT",
+                                "passed": True}]
+    result, *_ = _run(fixture_issue, tmp_path / "b", ["answer"], [USER_FULL], ["x"] * 6,
+                      settings=CabSettings(repo_index=False, judge_retries=2))
+    assert result["status"] == "judge_error" and result["judge_attempts"] == 6 and result["errored"]
 
 
 def test_judge_retry_succeeds(fixture_issue, tmp_path):
@@ -172,6 +187,7 @@ def test_dockerfile_issue_without_engine(fixture_issue, tmp_path):
                        judge_llm=llms[2], manager=SpyManager(), settings=CabSettings(repo_index=False),
                        docker_client_factory=no_engine)
     assert result["status"] == "docker_unavailable" and "no Docker engine" in result["error"]
+    assert result["excluded_reason"] == "docker_unavailable"  # an issue property: excluded for every method
     assert len(ledger) == 0  # nothing spent
 
 
@@ -199,7 +215,7 @@ def test_real_local_backbone_maintainer(fixture_issue, tmp_path):
     answers = [c["content"] for c in conv if c["role"] == "maintainer"]
     assert all(a.strip() for a in answers)
     assert result["tokens"]["maintainer"] > 0 and result["tokens"]["memory"] == 0
-    events = _read_jsonl(out / "ledger.jsonl")
+    events = ledger.events
     assert {e["role"] for e in events} == {"maintainer", "user", "judge"}
     report = {"wall_seconds": round(wall, 1), "tokens": result["tokens"], "tool_calls": result["tool_calls"],
               "turn_stats": result["turn_stats"], "llm_calls": result["llm_calls"]}

@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from benchmarks.runs import RunDir, append_jsonl, atomic_write_json, read_jsonl, run_pool, safe_name, select_ids
+from benchmarks.records import append_jsonl, atomic_write_json, read_jsonl, safe_name
+from benchmarks.runs import RunDir, run_pool
 
 
 def test_atomic_write_leaves_no_temp_and_replaces(tmp_path):
@@ -31,7 +32,7 @@ def test_atomic_write_failure_keeps_old_file(tmp_path):
 
 
 def test_resume_rule(tmp_path):
-    run = RunDir(tmp_path / "run")
+    run = RunDir(tmp_path / "run", final_statuses={"init_failed"})  # the benchmark declares its final statuses
     run.write_result("s-ok", {"status": "ok"})
     run.write_result("s-err", {"status": "error", "error": "boom"})
     run.write_result("s-init", {"status": "init_failed"})
@@ -39,6 +40,7 @@ def test_resume_rule(tmp_path):
     assert run.is_done("s-ok") and run.is_done("s-init")
     assert not run.is_done("s-err") and not run.is_done("s-partial") and not run.is_done("never")
     assert run.status("s-partial") is None
+    assert not RunDir(tmp_path / "run").is_done("s-init")  # default: only ok is final
     assert {r["sample_id"] for r in run.results()} == {"s-ok", "s-err", "s-init"}
 
 
@@ -54,14 +56,6 @@ def test_safe_name_is_stable_and_unique():
     assert safe_name("boltons-1") == "boltons-1"
     a, b = safe_name("a/b"), safe_name("a:b")
     assert a != b and "/" not in a and os.sep not in b
-
-
-def test_select_ids():
-    ids = ["a", "b", "c", "d"]
-    assert select_ids(ids, limit=2) == ["a", "b"]
-    assert select_ids(ids, ids=["c", "a"]) == ["a", "c"]
-    with pytest.raises(ValueError, match="run.ids"):
-        select_ids(ids, ids=["zz"])
 
 
 def test_run_pool_isolates_failures():

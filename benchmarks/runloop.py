@@ -1,0 +1,409 @@
+"""The one evaluation loop: every benchmark (:class:`benchmarks.task.Benchmark`) runs through :func:`run`.
+
+Order of a run (``python -m scripts.run``)::
+
+    benchmark = benchmark._target_(cfg)                  # conf/benchmark/<name>.yaml
+    refuse local user/judge models in reproductions      # run.reproduction, allow_local_eval_models
+    samples   = benchmark.load(cfg) -> select(run.ids, run.limit) -> shard(run.shard)
+    run.dry_run: print the estimate, exit 0 (no model call, nothing written)
+    todo      = samples whose result.json status is not final (error / interrupted / never run)
+    preflight (every backbone the run uses), data checks   -> ConfigError / DataError: exit 2
+    manifest  -> samples (workers) -> summary
+
+Per sample the loop opens one ledger scope ``sample=<id>, attempt=<uuid>``; the sample's
+``ledger.jsonl`` is every event carrying that attempt id, with all fields (the ONE slicing rule
+for every benchmark). ``result.json`` is written last and atomically, with the loop's fields added
+to the benchmark's: ``status``, ``n_tasks``/``tasks`` (an errored sample lists its tasks as
+failed), ``json_failures``, ``cost_usd``, ``usage``, ``attempt``, ``shard``, ``wall_seconds``.
+
+A ``CostLimitReached`` inside a sample marks it ``interrupted`` (its partial records are removed;
+the ledger is kept), no further sample starts, and the summary says ``stopped: cost_limit``; a
+resume with a higher ``run.cost_limit_usd`` redoes interrupted samples (cached calls are free).
+
+Sharding: ``run.shard=I/N`` (0 <= I < N) keeps the samples whose ``sha256(sample id) mod N == I``
+— deterministic, independent of order and of the other shards. Shards write into the same run
+directory: per-sample records are atomic and disjoint; each shard writes
+``shards/manifest-I-of-N.json`` / ``shards/summary-I-of-N.json`` and rewrites the merged
+``manifest.json`` / ``summary.json`` (atomic replace; the summary is always computed from every
+record on disk, so the last shard to finish leaves the complete view).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import threading
+import time
+import traceback
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from benchmarks import records
+from benchmarks.harness import ConfigError, DataError
+from benchmarks.runs import RunDir, provenance, run_pool
+from benchmarks.task import Benchmark, RunEnv
+
+log = logging.getLogger(__name__)
+
+try:  # helper H5's spending guard; a stand-in keeps the loop importable until it lands
+    from reconmem.platform.llm import CostLimitReached
+except ImportError:  # pragma: no cover - depends on the platform version
+    class CostLimitReached(Exception):  # type: ignore[no-redef]
+        """Stand-in: raised by the LLM client once the run's cost limit is reached."""
+
+
+# Old ``benchmark.runner`` values and the classes that replaced them.
+RUNNER_ALIASES = {
+    "benchmarks.locoeval.runner.run_benchmark": "benchmarks.locoeval.runner.LoCoEval",
+    "benchmarks.cab.runner.run_benchmark": "benchmarks.cab.runner.CodeAssistBench",
+}
+
+
+# ----------------------------------------------------------------------------- building blocks
+def build_benchmark(cfg: Any) -> Benchmark:
+    """The benchmark object named by ``benchmark._target_`` (``benchmark.runner`` is a migrated alias)."""
+    import hydra.utils
+
+    bench = cfg.benchmark
+    target = bench.get("_target_")
+    runner = bench.get("runner")
+    if runner:
+        alias = RUNNER_ALIASES.get(str(runner))
+        if alias is None:
+            raise ConfigError(f"benchmark.runner={runner}: benchmark.runner is replaced by benchmark._target_ "
+                              f"(a benchmarks.task.Benchmark subclass, see docs/ARCHITECTURE.md)")
+        log.warning("benchmark.runner is deprecated; use benchmark._target_=%s", alias)
+        target = target or alias
+    if not target:
+        raise ConfigError(f"benchmark={bench.get('name')}: no benchmark._target_ configured")
+    try:
+        cls = hydra.utils.get_class(str(target))
+    except Exception as exc:  # noqa: BLE001 - one line naming the option
+        raise ConfigError(f"benchmark._target_={target}: cannot import ({exc})") from exc
+    if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
+        raise ConfigError(f"benchmark._target_={target}: not a benchmarks.task.Benchmark subclass")
+    return cls(cfg)
+
+
+def parse_shard(value: Any) -> tuple[int, int] | None:
+    """``"I/N"`` -> ``(I, N)`` with 0 <= I < N; ``None`` / empty -> None."""
+    if value in (None, "", "null"):
+        return None
+    text = str(value)
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ConfigError(f"run.shard={text}: expected I/N, e.g. run.shard=0/4") from None
+    if n < 1 or not 0 <= i < n:
+        raise ConfigError(f"run.shard={text}: need 0 <= I < N")
+    return i, n
+
+
+def in_shard(sample_id: str, shard: tuple[int, int] | None) -> bool:
+    """Whether ``sample_id`` belongs to shard ``(I, N)``: ``sha256(id) mod N == I``."""
+    if shard is None:
+        return True
+    return int(hashlib.sha256(sample_id.encode("utf-8")).hexdigest(), 16) % shard[1] == shard[0]
+
+
+def shard_label(shard: tuple[int, int] | None) -> str | None:
+    return None if shard is None else f"{shard[0]}/{shard[1]}"
+
+
+def attempt_events(ledgers: Iterable[Any], attempt: str) -> list[dict[str, Any]]:
+    """Every event (all fields) tagged with ``attempt`` across ``ledgers`` (each ledger once)."""
+    seen: set[int] = set()
+    out: list[dict[str, Any]] = []
+    for led in ledgers:
+        if led is None or id(led) in seen:
+            continue
+        seen.add(id(led))
+        out.extend(e for e in led.events if e.get("attempt") == attempt)
+    return out
+
+
+def _ids(value: Any) -> list[str] | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, (str, int)):
+        return [str(value)]
+    return [str(v) for v in value]
+
+
+def is_local_backbone(node: Any) -> bool:
+    """A backbone config that runs an in-process local model."""
+    return str(node.get("model", "")).startswith("local/") or bool(node.get("local"))
+
+
+def check_eval_models(cfg: Any, bench: Benchmark) -> None:
+    """Reproduction experiments refuse a local user / judge model unless allow_local_eval_models=true."""
+    if not cfg.run.get("reproduction") or cfg.get("allow_local_eval_models"):
+        return
+    for option in ("user_backbone", "judge_backbone"):
+        if option in bench.uses(cfg) and is_local_backbone(cfg[option]):
+            raise ConfigError(f"{option}={cfg[option].name} is a local model, but this reproduction needs the "
+                              f"paper's evaluation model; choose an API backbone@{option} or pass "
+                              f"allow_local_eval_models=true")
+
+
+class JsonFailureCounter(logging.Handler):
+    """Counts the client's ``chat_json[...]`` failure warnings per ledger ``attempt`` tag.
+
+    The warning is emitted in the thread that made the call, inside the sample's tag scope, so
+    the count is per sample even with several workers sharing one client.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.counts: Counter[str] = Counter()
+        self._lock2 = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if not str(record.msg).startswith("chat_json["):
+                return
+            from reconmem.platform.llm import current_tags
+
+            attempt = current_tags().get("attempt")
+            if attempt:
+                with self._lock2:
+                    self.counts[attempt] += 1
+        except Exception:  # noqa: BLE001 - accounting must never break a call
+            pass
+
+    def pop(self, attempt: str) -> int:
+        with self._lock2:
+            return int(self.counts.pop(attempt, 0))
+
+
+def _estimate(cfg: Any, bench: Benchmark, samples: Sequence[Any]) -> dict[str, Any]:
+    try:
+        from benchmarks.estimate import estimate_run, format_estimate
+    except ImportError as exc:
+        raise ConfigError(f"run.dry_run=true: the estimator (benchmarks.estimate) is not available ({exc})") from exc
+    est = estimate_run(cfg, bench, samples)
+    print(format_estimate(est))
+    return est
+
+
+def _preflight(cfg: Any, bench: Benchmark) -> None:
+    try:
+        from benchmarks.preflight import check_backbones
+    except ImportError:  # pragma: no cover - fallback until the pre-flight module lands
+        from benchmarks.harness import check_api_key
+
+        for option in bench.uses(cfg):
+            check_api_key(cfg[option], option)
+        return
+    check_backbones(cfg)
+
+
+def _load(bench: Benchmark, cfg: Any) -> list[Any]:
+    """``bench.load`` with data problems turned into one-line DataErrors naming the file."""
+    try:
+        return list(bench.load(cfg))
+    except (ConfigError, DataError):
+        raise
+    except FileNotFoundError as exc:
+        raise DataError(f"{exc.filename or exc}: file not found") from exc
+    except (ValueError, KeyError, OSError) as exc:
+        raise DataError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+
+
+# ----------------------------------------------------------------------------- the loop
+def run(cfg: Any) -> dict[str, Any]:
+    """Run ``cfg.benchmark`` for ``cfg.method`` x ``cfg.backbone``; resume-safe; returns the summary."""
+    bench = build_benchmark(cfg)
+    check_eval_models(cfg, bench)
+    samples = bench.select(_load(bench, cfg), ids=_ids(cfg.run.get("ids")), limit=cfg.run.get("limit"))
+    selected_ids = [bench.sample_id(s) for s in samples]
+    shard = parse_shard(cfg.run.get("shard"))
+    mine = [s for s in samples if in_shard(bench.sample_id(s), shard)]
+    run_path = _run_path(cfg)
+    finished = {sid for sid in selected_ids
+                if (r := records.read_result(run_path / records.SAMPLES / records.safe_name(sid))) is not None
+                and r.get("status") in (bench.final_statuses | {"ok"})}
+    retry = bool(cfg.run.get("retry_errors", True))
+
+    def needs_run(s: Any) -> bool:
+        sid = bench.sample_id(s)
+        if sid in finished:
+            return False
+        if not retry:
+            r = records.read_result(run_path / records.SAMPLES / records.safe_name(sid))
+            return r is None or r.get("status") != records.ERROR_STATUS
+        return True
+
+    todo = [s for s in mine if needs_run(s)]
+    if cfg.run.get("dry_run"):
+        return {"dry_run": True, "benchmark": str(cfg.benchmark.name), "n_selected": len(samples),
+                "n_to_run": len(todo), "estimate": _estimate(cfg, bench, todo)}
+    if todo:
+        _preflight(cfg, bench)
+        bench.check_data(cfg, todo)
+    run_dir = RunDir(run_path, final_statuses=bench.final_statuses)
+    write_manifest(run_dir.path, cfg, bench, samples, shard)
+    skipped = len(mine) - len(todo)
+    if skipped:
+        print(f"{cfg.benchmark.name}: {skipped} finished sample(s) skipped, {len(todo)} to run in {run_dir.path}")
+
+    from reconmem.platform.llm import UsageLedger
+
+    env = RunEnv(cfg=cfg, ledger=UsageLedger(), run_path=run_dir.path,
+                 progress=bool(cfg.benchmark.get("progress", True)))
+    stop = threading.Event()
+    counter = JsonFailureCounter()
+    if todo:
+        from benchmarks import harness
+
+        harness.build_method(cfg)  # a config problem fails the run once, not every sample
+        bench.setup(env, todo)
+        workers = max(1, int(cfg.run.get("workers", 1) or 1))
+        cap = bench.max_workers(cfg)
+        if cap:
+            workers = min(workers, cap)
+        logger = logging.getLogger("reconmem")
+        logger.addHandler(counter)
+        try:
+            run_pool(todo, lambda s: run_one(bench, s, env, run_dir, counter=counter, stop=stop, shard=shard),
+                     workers=workers, desc=f"{cfg.benchmark.name} {cfg.method.name}/{cfg.backbone.name}",
+                     progress=env.progress)
+        finally:
+            logger.removeHandler(counter)
+    return write_summary(run_dir.path, cfg, bench, selected_ids, [bench.sample_id(s) for s in mine], shard,
+                         stopped="cost_limit" if stop.is_set() else None)
+
+
+def _run_path(cfg: Any) -> Path:
+    return (Path(cfg.run.results_dir) / str(cfg.benchmark.name) / str(cfg.backbone.name) / str(cfg.method.name)
+            / str(cfg.run.run_id))
+
+
+def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, counter: JsonFailureCounter | None = None,
+            stop: threading.Event | None = None, shard: tuple[int, int] | None = None,
+            method: Any = None) -> dict[str, Any] | None:
+    """One sample through ``bench.run_sample`` with the loop's rules; returns the written result.
+
+    Returns None (nothing written) when the run was stopped before this sample started.
+    """
+    from benchmarks import harness
+
+    if stop is not None and stop.is_set():
+        return None
+    sid = bench.sample_id(sample)
+    out = run_dir.reset_sample(sid)
+    attempt = uuid.uuid4().hex[:12]
+    t0 = time.perf_counter()
+    senv = replace(env, out_dir=out, sample_id=sid, attempt=attempt)
+    with env.ledger.tags(sample=sid, attempt=attempt):
+        try:
+            result = dict(bench.run_sample(sample, method if method is not None else harness.build_method(cfg=env.cfg),
+                                           senv))
+            status = str(result.get("status") or records.OK)
+            if status not in bench.statuses | {records.OK}:
+                raise RuntimeError(f"{type(bench).__name__}.run_sample returned undeclared status {status!r}")
+            result["status"] = status
+        except CostLimitReached as exc:
+            if stop is not None:
+                stop.set()
+            for f in out.iterdir():  # nothing half-written: only the spent calls' ledger stays
+                if f.is_file():
+                    f.unlink()
+                elif f.is_dir():
+                    shutil.rmtree(f, ignore_errors=True)
+            result = {**bench.error_result(sample), "status": records.INTERRUPTED,
+                      "error": f"{type(exc).__name__}: {exc}"}
+        except Exception as exc:  # noqa: BLE001 - recorded; retried on resume
+            records.atomic_write_text(out / records.ERROR, traceback.format_exc())
+            log.warning("%s: sample %s failed: %s: %s", bench.family or type(bench).__name__, sid, type(exc).__name__, exc)
+            result = {**bench.error_result(sample), "status": records.ERROR_STATUS, "errored": True,
+                      "error": f"{type(exc).__name__}: {exc}"}
+    events = attempt_events([env.ledger, *env.shared.get("ledgers", ())], attempt)
+    records.write_jsonl(out / records.LEDGER, events)
+    usage, cost = records.usage_of(events)
+    result.setdefault("error", None)
+    result.setdefault("n_tasks", len(result.get("tasks") or []))
+    result.setdefault("tasks", [])
+    result.setdefault("wall_seconds", round(time.perf_counter() - t0, 3))
+    result.update({"json_failures": counter.pop(attempt) if counter is not None else 0, "cost_usd": cost,
+                   "usage": usage, "attempt": attempt, "shard": shard_label(shard)})
+    run_dir.write_result(sid, result)
+    return {"sample_id": sid, **result}
+
+
+# ----------------------------------------------------------------------------- manifest and summary
+def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence[Any],
+                   shard: tuple[int, int] | None) -> dict[str, Any]:
+    """config.yaml and manifest.json (merged view), plus the shard's own files when sharded."""
+    from omegaconf import OmegaConf
+
+    models = bench.models(cfg, samples)
+    labels = {"backbone": cfg.backbone.get("label"),
+              "user": cfg.user_backbone.get("label") if models.get("user") else None,
+              "judge": cfg.judge_backbone.get("label") if models.get("judge") else None}
+    target = cfg.benchmark.get("_target_") or RUNNER_ALIASES.get(str(cfg.benchmark.get("runner")))
+    manifest = {
+        "benchmark": str(cfg.benchmark.name), "family": bench.family, "benchmark_target": target,
+        "method": str(cfg.method.name), "backbone": str(cfg.backbone.name), "run_id": str(cfg.run.run_id),
+        "models": models, "model_labels": labels, "scripted": records.is_scripted(models),
+        "hide_task_tests": cfg.benchmark.get("hide_task_tests"),
+        "shard": None, "n_shards": None, "n_selected": len(samples),
+        **provenance(bench.data_files(cfg)),
+    }
+    config_text = OmegaConf.to_yaml(cfg, resolve=True)
+    if shard is not None:
+        merged_cfg = cfg.copy()
+        with _open_struct(merged_cfg):
+            merged_cfg.run.shard = None
+        records.atomic_write_text(records.shard_file(run_path, "config", shard).with_suffix(".yaml"), config_text)
+        records.atomic_write_json(records.shard_file(run_path, "manifest", shard),
+                                  {**manifest, "shard": shard_label(shard), "n_shards": shard[1]})
+        config_text = OmegaConf.to_yaml(merged_cfg, resolve=True)
+        manifest["n_shards"] = shard[1]
+    records.atomic_write_text(run_path / records.CONFIG, config_text)
+    records.atomic_write_json(run_path / records.MANIFEST, manifest)
+    return manifest
+
+
+class _open_struct:
+    def __init__(self, cfg: Any) -> None:
+        from omegaconf import open_dict
+
+        self._ctx = open_dict(cfg)
+
+    def __enter__(self) -> None:
+        self._ctx.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._ctx.__exit__(*exc)
+
+
+def write_summary(run_path: Path, cfg: Any, bench: Benchmark, selected_ids: Sequence[str], shard_ids: Sequence[str],
+                  shard: tuple[int, int] | None, *, stopped: str | None = None) -> dict[str, Any]:
+    """summary.json over every selected sample on disk (merged view) and the shard's own summary."""
+
+    def counts(ids: Sequence[str]) -> dict[str, Any]:
+        results = records.sample_results(run_path, ids)
+        status = Counter(str(r.get("status")) for r in results)
+        return {"n_selected": len(ids), "n_finished": len(results), "n_unfinished": len(ids) - len(results),
+                "status_counts": dict(sorted(status.items())),
+                "n_errored": sum(1 for r in results if r.get("status") == records.ERROR_STATUS or r.get("errored")),
+                "n_interrupted": status.get(records.INTERRUPTED, 0),
+                "json_failures": sum(int(r.get("json_failures") or 0) for r in results),
+                "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in results), 8)}
+
+    head = {"benchmark": str(cfg.benchmark.name), "method": str(cfg.method.name), "backbone": str(cfg.backbone.name),
+            "run_id": str(cfg.run.run_id), "run_dir": str(run_path)}
+    summary = {**head, **bench.score(run_path, list(selected_ids)), **counts(selected_ids), "stopped": stopped,
+               "shard": None}
+    if shard is not None:
+        part = {**head, **counts(shard_ids), "stopped": stopped, "shard": shard_label(shard)}
+        records.atomic_write_json(records.shard_file(run_path, "summary", shard), part)
+        summary["n_shards"] = shard[1]
+    records.atomic_write_json(run_path / records.SUMMARY, summary)
+    return summary
