@@ -254,8 +254,11 @@ def run(cfg: Any) -> dict[str, Any]:
 
     from reconmem.platform.llm import UsageLedger
 
-    env = RunEnv(cfg=cfg, ledger=UsageLedger(), run_path=run_dir.path,
-                 progress=bool(cfg.benchmark.get("progress", True)))
+    limit = cfg.run.get("cost_limit_usd")
+    prior = prior_spend(run_dir.path, [bench.sample_id(s) for s in mine])
+    seed = [{"purpose": "prior_spend", "cost_usd": prior, "input_tokens": 0, "output_tokens": 0}] if prior else []
+    env = RunEnv(cfg=cfg, ledger=UsageLedger(seed, cost_limit_usd=None if limit is None else float(limit)),
+                 run_path=run_dir.path, progress=bool(cfg.benchmark.get("progress", True)))
     stop = threading.Event()
     counter = JsonFailureCounter()
     if todo:
@@ -279,6 +282,19 @@ def run(cfg: Any) -> dict[str, Any]:
                          stopped="cost_limit" if stop.is_set() else None)
 
 
+def prior_spend(run_path: Path, sample_ids: Sequence[str]) -> float:
+    """Dollars already recorded in these samples' ledgers (finished or interrupted attempts): they count
+    towards ``run.cost_limit_usd``, so a resume continues only under a higher limit."""
+    return round(sum(_recorded_spend(run_path / records.SAMPLES / records.safe_name(sid)) for sid in sample_ids), 10)
+
+
+def _recorded_spend(sample_dir: Path) -> float:
+    """The sample folder's ledger cost plus what its earlier (redone) attempts cost."""
+    total = sum(float(e.get("cost_usd") or 0.0) for e in records.read_jsonl(sample_dir / records.LEDGER, strict=False))
+    r = records.read_result(sample_dir)
+    return total + float((r or {}).get("earlier_attempts_cost_usd") or 0.0)
+
+
 def _run_path(cfg: Any) -> Path:
     return (Path(cfg.run.results_dir) / str(cfg.benchmark.name) / str(cfg.backbone.name) / str(cfg.method.name)
             / str(cfg.run.run_id))
@@ -296,6 +312,7 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, coun
     if stop is not None and stop.is_set():
         return None
     sid = bench.sample_id(sample)
+    earlier = _recorded_spend(run_dir.sample_dir(sid))  # spent by errored / interrupted attempts being redone
     out = run_dir.reset_sample(sid)
     attempt = uuid.uuid4().hex[:12]
     t0 = time.perf_counter()
@@ -332,6 +349,8 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, coun
     result.setdefault("wall_seconds", round(time.perf_counter() - t0, 3))
     result.update({"json_failures": counter.pop(attempt) if counter is not None else 0, "cost_usd": cost,
                    "usage": usage, "attempt": attempt, "shard": shard_label(shard)})
+    if earlier:
+        result["earlier_attempts_cost_usd"] = round(earlier, 10)
     run_dir.write_result(sid, result)
     return {"sample_id": sid, **result}
 

@@ -1,0 +1,64 @@
+"""A toy benchmark for run-loop tests (no model, no repository): each sample records scripted
+ledger events (fixed tokens and dollars), may emit malformed-JSON warnings, fail, or stop on the
+cost limit exactly as the LLM client does (CostLimitReached before a paid call)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.records import atomic_write_json, sample_results
+from benchmarks.task import Benchmark
+from reconmem.platform.llm import CostLimitReached, Usage
+
+log = logging.getLogger("reconmem.platform.llm.client")  # where the client warns about chat_json failures
+CALLS: list[str] = []
+_LOCK = threading.Lock()
+
+
+class ToyBenchmark(Benchmark):
+    family = "toy"
+    statuses = frozenset({"skipped_by_toy"})
+    final_statuses = frozenset({"ok", "skipped_by_toy"})
+
+    def load(self, cfg: Any) -> list[Any]:
+        from types import SimpleNamespace
+
+        items = cfg.benchmark.get("items")
+        if items is None:
+            raise ValueError(f"{cfg.benchmark.get('data', 'toy.jsonl')}:3: invalid JSON (toy)")
+        return [SimpleNamespace(**dict(i)) for i in items]
+
+    def setup(self, env: Any, samples: Any) -> None:
+        if env.cfg.benchmark.get("explode_on_setup"):
+            raise AssertionError("setup must not run")
+        env.shared["setup"] = True
+
+    def run_sample(self, sample: Any, method: Any, env: Any) -> dict[str, Any]:
+        with _LOCK:
+            CALLS.append(sample.id)
+        for turn in range(int(getattr(sample, "calls", 2))):
+            if env.ledger.limit_reached():  # the client's rule: no paid call once the limit is reached
+                raise CostLimitReached("toy: limit reached")
+            with env.ledger.tags(turn=turn, role="assistant"):
+                env.ledger.record("turn_generation", Usage(10, 5), cached=False, model="toy/model", seconds=0.01,
+                                  cost_usd=float(getattr(sample, "cost", 0.1)), custom_field=sample.id)
+            time.sleep(0.01)
+        for _ in range(int(getattr(sample, "bad_json", 0))):
+            log.warning("chat_json[%s] on %s: %s; output starts %r", "memory_update", "toy", "no JSON", "x")
+        atomic_write_json(Path(env.out_dir) / "conversation.jsonl", {"turn": 0})
+        if getattr(sample, "fail", False):
+            raise RuntimeError(f"toy failure in {sample.id}")
+        status = getattr(sample, "status", "ok")
+        return {"status": status, "n_tasks": 1, "tasks": [{"req_id": sample.id, "passed": True, "outcome": "pass"}]}
+
+    def error_result(self, sample: Any) -> dict[str, Any]:
+        return {"n_tasks": 1, "tasks": [{"req_id": sample.id, "passed": False, "outcome": "not_run"}]}
+
+    def score(self, run_path: Path, sample_ids: Any) -> dict[str, Any]:
+        rs = sample_results(run_path, sample_ids)
+        tasks = [t for r in rs for t in r["tasks"]]
+        return {"pass_at_1": sum(t["passed"] for t in tasks) / len(sample_ids) if sample_ids else None}
