@@ -7,8 +7,10 @@ For every ok sample of the selected LoCoEval(-format) runs (default: method ``re
 task, the original-query, dual-query and combined views of the recorded task context are judged
 by ``judge_backbone`` (one call per view, purpose ``coverage_judge``, SQLite-cached like every call).
 GT items come from the sample file named in the run's ``config.yaml`` (``benchmark.samples``) or
-``--samples``. Samples already judged with the same judge model and prompt version are skipped
-(``--overwrite`` re-judges). Afterwards ``make report`` draws Figure 6.
+``--samples``. Samples already judged with the same judge model, prompt version and views version are skipped
+(``--overwrite`` re-judges; re-judging unchanged views costs nothing, the judge calls are cached).
+The original and dual views are the independently built branch contexts ReConMem records
+(``context.meta.views``, see benchmarks/analysis/coverage.py). Afterwards ``make report`` draws Figure 6.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs needs at least one results directory")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
 
-    from benchmarks.analysis.coverage import PROMPT_VERSION, CoverageJudge, judge_sample
+    from benchmarks.analysis.coverage import PROMPT_VERSION, VIEWS_VERSION, CoverageJudge, judge_sample
     from benchmarks.analysis.records import LOCOEVAL, RecordError, load_runs
     from benchmarks.harness import ConfigError, build_llm
     from benchmarks.runs import atomic_write_json
@@ -108,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                 break
             existing = sample.coverage()
             if existing and not args.overwrite and existing.get("judge_model") == judge_model \
-                    and existing.get("prompt_version") == PROMPT_VERSION:
+                    and existing.get("prompt_version") == PROMPT_VERSION \
+                    and existing.get("views_version") == VIEWS_VERSION:
                 skipped += 1
                 continue
             spec = specs.get(sample.sample_id)
@@ -117,8 +120,13 @@ def main(argv: list[str] | None = None) -> int:
                 failed += 1
                 continue
             start = len(ledger.events)
-            with ledger.tags(sample=sample.sample_id, role="coverage_judge"):
-                record = judge_sample(judge, sample, spec, judge_name=str(cfg.judge_backbone.name))
+            try:
+                with ledger.tags(sample=sample.sample_id, role="coverage_judge"):
+                    record = judge_sample(judge, sample, spec, judge_name=str(cfg.judge_backbone.name))
+            except ValueError as exc:  # a corrupt context record: name it, judge the rest
+                log.error("%s: sample %s: %s", run.path, sample.sample_id, exc)
+                failed += 1
+                continue
             record["judge_model"] = judge_model
             record["ledger"] = ledger.events[start:]
             atomic_write_json(sample.path / "coverage.json", record)

@@ -8,11 +8,17 @@ recorded context (``contexts.jsonl``, ``phase == "task"``) is split into three *
 * ``combined`` — both, after removing exact duplicate snippets within each modality
   (semantic = textual memories, structural = code).
 
-An item's branch comes from its recorded provenance (see :func:`item_branch_map`): the original
-query's branch is the semantic-side retrieval and everything expanded from it; the dual query's
-branch is the code-side retrieval (structural graph and repository-wide) and everything expanded
-from it. Items of neither (recent turns, core memory ...) belong to no view. Neither the task query
-nor the reference code is evidence.
+The original and dual views are the two *independently built* branch contexts that ReConMem
+records in ``context.meta.views`` (``reconmem.memory.recall``: each branch's initial retrieval
+expanded with its own ``seen`` set, so an entity reachable from both branches is in both views,
+paper §3.3.1 / §4.4). The combined view is the merged context the method answered with. Snippet
+texts come from the merged context's items (the same entity renders the same text in every view).
+
+Records written before the views existed (``view_source: "provenance"``) fall back to
+:func:`item_branch_map`, which gives each item to the branch that reached it first - that split
+undercounts "both" and is kept only to read old records (the coverage record says which source
+was used). Items of neither branch (recent turns, core memory ...) belong to no view. Neither the
+task query nor the reference code is evidence.
 
 Each view is judged by its own LLM call (:class:`CoverageJudge`, purpose ``coverage_judge``,
 cached like every call of :class:`reconmem.platform.llm.LLMClient`). The judgment must list every GT item
@@ -33,6 +39,10 @@ import numpy as np
 
 PURPOSE = "coverage_judge"
 PROMPT_VERSION = "coverage-v1"
+# How the original / dual views are obtained: "independent" = the recorded per-branch views
+# (context.meta.views); "provenance" = the legacy first-route split of the merged context.
+VIEW_SOURCES = ("independent", "provenance")
+VIEWS_VERSION = "views-v2"  # coverage.json judged before the independent views existed are re-judged
 VIEWS = ("original", "dual", "combined")
 BRANCHES = {"original": "original_query", "dual": "dual_query"}
 CATEGORIES = ("only_original", "both", "only_dual", "neither")
@@ -104,33 +114,79 @@ def modality(item: dict[str, Any]) -> str:
     return "structural" if item.get("kind") == "code" else "semantic"
 
 
+def view_source(context: dict[str, Any]) -> str:
+    """``independent`` when the context records its branch views, else ``provenance`` (legacy)."""
+    views = (context.get("meta") or {}).get("views")
+    return "independent" if isinstance(views, dict) and all(v in views for v in BRANCHES) else "provenance"
+
+
+def _snippets(items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Evidence snippets of one view: exact duplicates removed within each modality, view-local ids."""
+    seen: set[tuple[str, str]] = set()
+    counters = {"semantic": 0, "structural": 0}
+    snippets = []
+    for it in items:
+        mod = modality(it)
+        text = str(it.get("text") or "")
+        if not text.strip() or (mod, text) in seen:
+            continue
+        seen.add((mod, text))
+        counters[mod] += 1
+        eid = ("S" if mod == "semantic" else "C") + str(counters[mod])
+        snippets.append({"eid": eid, "modality": mod, "text": text, "item_id": it.get("id")})
+    return snippets
+
+
+def view_items(context: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The context items of each view (original, dual, combined), in view order.
+
+    Independent source: each branch view lists ``{kind, id}`` entries of the merged context's items;
+    an entry naming no item of the context is an error (a corrupt record). Combined: the merged
+    context's items that belong to either branch view. Provenance source: :func:`item_branch_map`.
+    """
+    items = list(context.get("items") or [])
+    if view_source(context) == "independent":
+        by_key = {(str(it.get("kind")), str(it.get("id"))): it for it in items}
+        out: dict[str, list[dict[str, Any]]] = {}
+        for view in BRANCHES:
+            chosen = []
+            for entry in context["meta"]["views"][view]:
+                key = (str(entry.get("kind")), str(entry.get("id")))
+                if key not in by_key:
+                    raise ValueError(f"context of query {str(context.get('query'))[:60]!r}: view {view!r} names "
+                                     f"{key[0]} {key[1]!r}, which is not an item of the context")
+                chosen.append(by_key[key])
+            out[view] = chosen
+        in_views = {(str(it.get("kind")), str(it.get("id"))) for view in BRANCHES for it in out[view]}
+        out["combined"] = [it for it in items if (str(it.get("kind")), str(it.get("id"))) in in_views]
+        return out
+    branches = item_branch_map(items)
+    out = {}
+    for view in VIEWS:
+        wanted = set(BRANCHES.values()) if view == "combined" else {BRANCHES[view]}
+        out[view] = [it for it, its in zip(items, branches) if its & wanted]
+    return out
+
+
+def context_branch_map(context: dict[str, Any]) -> list[set[str]]:
+    """Per item of ``context``: the branches ({original_query, dual_query}) whose view contains it -
+    from the recorded independent views, else :func:`item_branch_map` (legacy records)."""
+    items = list(context.get("items") or [])
+    if view_source(context) != "independent":
+        return item_branch_map(items)
+    members = {view: {(str(it.get("kind")), str(it.get("id"))) for it in chosen}
+               for view, chosen in view_items(context).items() if view in BRANCHES}
+    return [{BRANCHES[v] for v, keys in members.items() if (str(it.get("kind")), str(it.get("id"))) in keys}
+            for it in items]
+
+
 def context_views(context: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The three views of one recorded context; each a list of ``{eid, modality, text, item_id}``.
 
     Evidence ids are view-local: ``S<n>`` for semantic snippets, ``C<n>`` for code, numbered in
-    context order after removing exact duplicates within each modality.
+    view order after removing exact duplicates within each modality.
     """
-    items = context.get("items") or []
-    branches = item_branch_map(items)
-    out: dict[str, list[dict[str, Any]]] = {}
-    for view in VIEWS:
-        wanted = set(BRANCHES.values()) if view == "combined" else {BRANCHES[view]}
-        seen: set[tuple[str, str]] = set()
-        counters = {"semantic": 0, "structural": 0}
-        snippets = []
-        for it, its_branches in zip(items, branches):
-            if not (its_branches & wanted):
-                continue
-            mod = modality(it)
-            text = str(it.get("text") or "")
-            if not text.strip() or (mod, text) in seen:
-                continue
-            seen.add((mod, text))
-            counters[mod] += 1
-            eid = ("S" if mod == "semantic" else "C") + str(counters[mod])
-            snippets.append({"eid": eid, "modality": mod, "text": text, "item_id": it.get("id")})
-        out[view] = snippets
-    return out
+    return {view: _snippets(items) for view, items in view_items(context).items()}
 
 
 # ---------------------------------------------------------------------------- judge
@@ -281,10 +337,12 @@ def judge_sample(judge: CoverageJudge, sample: Any, spec: dict[str, Any], *, jud
         elif req not in task_contexts:
             entry["error"] = f"no task context recorded for {req} in contexts.jsonl"
         else:
+            entry["view_source"] = view_source(task_contexts[req])
             views = judge.judge_task_run(gt_by_req[req], task_contexts[req])
             entry["views"] = {v: j.to_dict() for v, j in views.items()}
         task_runs.append(entry)
-    return {"sample_id": sample.sample_id, "prompt_version": PROMPT_VERSION, "judge": judge_name,
+    return {"sample_id": sample.sample_id, "prompt_version": PROMPT_VERSION, "views_version": VIEWS_VERSION,
+            "judge": judge_name,
             "judge_model": getattr(getattr(judge.llm, "spec", None), "model", None), "task_runs": task_runs}
 
 
@@ -322,7 +380,8 @@ def coverage_frame(samples: Iterable[Any]) -> "Any":
                 continue
             rows.append({"benchmark": s.run.benchmark, "backbone": s.run.backbone, "method": s.run.method,
                          "sample_id": s.sample_id, "req_id": entry["req_id"], "subset": s.result.get("subset"),
-                         "repo_cluster": s.result.get("repo_cluster") or s.result.get("project"), **values})
+                         "repo_cluster": s.result.get("repo_cluster") or s.result.get("project"),
+                         "view_source": entry.get("view_source", "provenance"), **values})
     return pd.DataFrame(rows)
 
 
@@ -336,7 +395,7 @@ def coverage_summary(frame: "Any", *, n_resamples: int = 2000, seed: int = 0, co
 
     from benchmarks.analysis.stats import cluster_bootstrap
 
-    cols = ["metric", "estimate", "low", "high", "n_task_runs", "n_clusters", "n_incomplete"]
+    cols = ["metric", "estimate", "low", "high", "n_task_runs", "n_clusters", "n_incomplete", "n_provenance_views"]
     if frame is None or frame.empty:
         return pd.DataFrame(columns=cols)
     done = frame[frame["complete"]]
@@ -347,9 +406,12 @@ def coverage_summary(frame: "Any", *, n_resamples: int = 2000, seed: int = 0, co
                               done["cov_combined"] - done["cov_original"]]) * 100
     ci = cluster_bootstrap(values, done["repo_cluster"].astype(str).to_numpy(), n_resamples=n_resamples, seed=seed,
                            confidence=confidence)
+    sources = done["view_source"] if "view_source" in done else pd.Series(["provenance"] * len(done))
+    n_provenance = int((sources != "independent").sum())
     return pd.DataFrame([{"metric": m, "estimate": float(ci.estimate[i]), "low": float(ci.low[i]),
                           "high": float(ci.high[i]), "n_task_runs": ci.n_units, "n_clusters": ci.n_clusters,
-                          "n_incomplete": n_incomplete} for i, m in enumerate(SUMMARY_METRICS)], columns=cols)
+                          "n_incomplete": n_incomplete, "n_provenance_views": n_provenance}
+                         for i, m in enumerate(SUMMARY_METRICS)], columns=cols)
 
 
 def coverage_table(summary: "Any") -> "Any":
@@ -367,5 +429,9 @@ def coverage_table(summary: "Any") -> "Any":
         notes.append(f"Macro-average over {int(first.n_task_runs)} judged task-runs in {int(first.n_clusters)} "
                      f"repositories; 95% percentile CIs from repository-cluster bootstrap; "
                      f"{int(first.n_incomplete)} task-run(s) with an incomplete judgment excluded.")
+        n_prov = int(first.get("n_provenance_views", 0) or 0)
+        if n_prov:
+            notes.append(f"{n_prov} task-run(s) come from records without independent branch views: their "
+                         "original/dual split is the legacy first-route attribution (undercounts 'Both').")
     return Table("coverage", "GT-item coverage of the retrieved contexts (%)", summary,
                  [Block(columns=[("Metric",), ("Value (%)",), ("95% CI",)], rows=rows)], notes)

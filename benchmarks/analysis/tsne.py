@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from benchmarks.analysis.coverage import item_branch_map, modality
+from benchmarks.analysis.coverage import context_branch_map, modality
 
 BRANCH_LABELS = {"original_query": "original query", "dual_query": "dual query"}
 BRANCH_COLORS = {"original_query": "#1f77b4", "dual_query": "#ff7f0e"}
@@ -32,8 +32,9 @@ def retrieved_items(samples: Iterable[Any], *, methods: Sequence[str] = ("reconm
         for row in s.contexts():
             if phases is not None and row.get("phase") not in phases:
                 continue
-            items = (row.get("context") or {}).get("items") or []
-            for it, branches in zip(items, item_branch_map(items)):
+            context = row.get("context") or {}
+            items = context.get("items") or []
+            for it, branches in zip(items, context_branch_map(context)):  # independent branch views (issue 13)
                 text = str(it.get("text") or "")
                 for b in sorted(branches):
                     key = (modality(it), b, text)
@@ -74,7 +75,8 @@ def tsne_points(items: pd.DataFrame, *, embed: Callable[[Sequence[str]], np.ndar
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
 
-def figure7(points: pd.DataFrame, out_dir: str | Path, name: str = "fig7_tsne") -> list[Path]:
+def figure7(points: pd.DataFrame, out_dir: str | Path, name: str = "fig7_tsne", *,
+            mark: str | None = None) -> list[Path]:
     from benchmarks.analysis.figures import _plt, save_figure
 
     plt = _plt()
@@ -91,4 +93,4 @@ def figure7(points: pd.DataFrame, out_dir: str | Path, name: str = "fig7_tsne") 
         if len(sel):
             ax.legend(fontsize=8)
     fig.tight_layout()
-    return save_figure(fig, out_dir, name)
+    return save_figure(fig, out_dir, name, mark=mark)

@@ -16,6 +16,14 @@
    have no graph relations, so they expand nothing.
 4. Merge and de-duplicate (an entity reached by several routes appears once, labelled with its
    first route; all routes are kept in ``meta["routes"]``).
+4b. **Independent branch views** (paper §3.3.1, §4.4, Fig. 6; issue 13): for the coverage analysis the
+   original-query branch (the k2 semantic hits) and the dual-query branch (the k32 structural-graph
+   and k31 repository-wide hits, driven by the dual query, or by the original query when grounding
+   fails) are each expanded on their own, with their own ``seen`` set, so an entity reachable from
+   both branches is in both views. They are recorded in ``Context.meta["views"]`` as
+   ``{"original": [...], "dual": [...]}`` (``{kind, id, stage, via}`` per entry). Expansion
+   distributes over union, so the two views together are exactly the merged context; the merged
+   context - what the method answers with - is built as before and the prompt does not change.
 5. **Hierarchical code context compression** (§2.3.3) via ``RepositoryIndex.compress(path, hcc=...)``.
 6. Output: the semantic context (memory texts) and the structural context (compressed code) as
    two sections of the system message (``build_messages``), no raw history: the dual memory is the
@@ -25,7 +33,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,6 +47,10 @@ if TYPE_CHECKING:
     from reconmem.platform.code.index import RepositoryIndex
 
 STAGE_INITIAL, STAGE_INTRA, STAGE_INTER = "initial", "intra_graph", "inter_graph"
+
+# The retrieval branches of Fig. 6 and the initial-retrieval routes that seed each of them.
+VIEW_ORIGINAL, VIEW_DUAL = "original", "dual"
+BRANCH_ROUTES = {VIEW_ORIGINAL: ("semantic",), VIEW_DUAL: ("structural_graph", "repo_wide")}
 
 
 @dataclass
@@ -169,12 +181,27 @@ class JointRecall:
                 merged[key] = h
         return list(merged.values())
 
+    def _expanded(self, initial: list[Hit]) -> list[Hit]:
+        """E0 (merged) plus its expansion (when ``gae``), merged; works on copies of ``initial``."""
+        e0 = self.merge([replace(h, routes=list(h.routes)) for h in initial])
+        return self.merge(e0 + (self.expand(e0) if self.config.gae else []))
+
     def retrieve(self, query_vector: np.ndarray) -> tuple[Grounding, list[Hit]]:
         """Grounding + E0 + (optional) expansion + merge; no rendering."""
+        grounding, hits, _ = self.retrieve_views(query_vector)
+        return grounding, hits
+
+    def retrieve_views(self, query_vector: np.ndarray) -> tuple[Grounding, list[Hit], dict[str, list[Hit]]]:
+        """(grounding, the merged hits, each branch's independently expanded hits).
+
+        The merged hits are what the method answers with. Each view starts from its own branch's
+        initial hits (:data:`BRANCH_ROUTES`) and is expanded with its own ``seen`` set."""
         grounding, code_vector = self.ground(query_vector)
-        e0 = self.merge(self.initial(query_vector, code_vector, grounding.used))
-        hits = e0 + (self.expand(e0) if self.config.gae else [])
-        return grounding, self.merge(hits)
+        initial = self.initial(query_vector, code_vector, grounding.used)
+        merged = self._expanded(initial)
+        views = {view: self._expanded([h for h in initial if h.routes and h.routes[0] in routes])
+                 for view, routes in BRANCH_ROUTES.items()}
+        return grounding, merged, views
 
     # ---------------------------------------------------------------- rendering
     def code_text(self, path: str) -> tuple[str, str]:
@@ -188,7 +215,7 @@ class JointRecall:
     def recall(self, query: str, query_vector: np.ndarray, *, system_prompt: str) -> Context:
         """The whole §2.3 pipeline -> a :class:`Context` with per-item provenance."""
         t0 = time.perf_counter()
-        grounding, hits = self.retrieve(query_vector)
+        grounding, hits, branch_views = self.retrieve_views(query_vector)
         t1 = time.perf_counter()
         memory_items: list[ContextItem] = []
         code_items: list[ContextItem] = []
@@ -231,6 +258,10 @@ class JointRecall:
                 rendered.append(f"```{lang}\n{item.text}\n```")  # the text starts with a "path:" comment
             blocks.append(render_prompt("structural_context", items="\n\n".join(rendered)).rstrip())
         messages = build_messages(system_prompt, blocks, [], query)
+        rendered_keys = {(i.kind, i.id) for i in memory_items + code_items}
+        views = {view: [{"kind": h.kind, "id": h.id, "stage": h.stage, **({"via": h.via} if h.via is not None else {})}
+                        for h in view_hits if (h.kind, h.id) in rendered_keys]
+                 for view, view_hits in branch_views.items()}
         meta = {
             "grounding": {
                 "used": grounding.used,
@@ -244,11 +275,12 @@ class JointRecall:
                 "expansion": sum(1 for h in hits if h.source == EXPANSION),
             },
             "timing_ms": {"retrieve": round((t1 - t0) * 1e3, 3), "compress": round((t2 - t1) * 1e3, 3)},
+            "views": views,
         }
         return Context(query=query, messages=messages, items=memory_items + code_items,
                        dual_query=grounding.dual_query, meta=meta)
 
 
 # CODE_KINDS, CodeDraftDatabase, RepositoryVectors and VectorStore are re-exported for older imports.
-__all__ = ["CODE_KINDS", "CodeDraftDatabase", "Grounding", "Hit", "JointRecall", "RecallConfig", "RepositoryVectors",
+__all__ = ["BRANCH_ROUTES", "CODE_KINDS", "CodeDraftDatabase", "Grounding", "Hit", "JointRecall", "RecallConfig", "RepositoryVectors",
            "VectorStore"]

@@ -154,3 +154,39 @@ def test_task_run_split_and_fixture_aggregation(runset, results_dir):
     assert shares == pytest.approx(100)
     assert summary.loc["cov_original", "n_task_runs"] == 12 and summary.loc["cov_original", "n_clusters"] == 3
     assert (summary["low"] <= summary["estimate"] + 1e-9).all() and (summary["estimate"] <= summary["high"] + 1e-9).all()
+
+
+# ---------------------------------------------------------------------------- independent views (issue 13.3)
+VIEWS_CONTEXT = ctx([
+    {"kind": "memory", "id": "m1", "text": "The timeout is 30 seconds.", "source": "original_query",
+     "meta": {"stage": "initial", "routes": ["semantic"]}},
+    {"kind": "code", "id": "pkg/a.py/f", "text": "def f(): retry(3)", "source": "dual_query",
+     "meta": {"stage": "initial", "routes": ["structural_graph"]}},
+])
+VIEWS_CONTEXT["meta"] = {"views": {
+    "original": [{"kind": "memory", "id": "m1", "stage": "initial"},
+                 {"kind": "code", "id": "pkg/a.py/f", "stage": "inter_graph", "via": "m1"}],
+    "dual": [{"kind": "code", "id": "pkg/a.py/f", "stage": "initial"}]}}
+
+
+def test_an_item_reachable_from_both_branches_is_in_both():
+    views = cov.context_views(VIEWS_CONTEXT)
+    assert [s["item_id"] for s in views["original"]] == ["m1", "pkg/a.py/f"]
+    assert [s["item_id"] for s in views["dual"]] == ["pkg/a.py/f"]
+    assert [s["item_id"] for s in views["combined"]] == ["m1", "pkg/a.py/f"]
+    # the legacy first-route split gives f to the dual branch only
+    legacy = cov.context_views({k: v for k, v in VIEWS_CONTEXT.items() if k != "meta"})
+    assert [s["item_id"] for s in legacy["original"]] == ["m1"]
+    gt = [{"id": "retry", "text": "retry three times"}]
+    judge = cov.CoverageJudge(ScriptedLLM(lambda messages, purpose: {"items": [
+        {"id": "G1", "supported": "retry(3)" in messages[-1]["content"],
+         "evidence": [e for e in ("C1",) if "retry(3)" in messages[-1]["content"]]}]}))
+    entry = {"gt_item_ids": ["retry"], "views": {v: j.to_dict() for v, j in judge.judge_task_run(gt, VIEWS_CONTEXT).items()}}
+    split = cov.task_run_coverage(entry)
+    assert (split["both"], split["only_original"], split["only_dual"]) == (1.0, 0.0, 0.0)
+    assert cov.view_source(VIEWS_CONTEXT) == "independent"
+
+
+def test_branch_map_of_a_context_uses_the_views():
+    assert cov.context_branch_map(VIEWS_CONTEXT) == [{"original_query"}, {"original_query", "dual_query"}]
+    assert cov.context_branch_map({"items": VIEWS_CONTEXT["items"]}) == [{"original_query"}, {"dual_query"}]

@@ -257,3 +257,46 @@ def test_options_are_validated():
         ReConMem(k2=-1)
     with pytest.raises(ValueError, match="gae"):
         ReConMem(gae="maybe")
+
+
+# ---------------------------------------------------------------------------- independent branch views (issue 13.3)
+def _view_keys(ctx, view: str) -> set[tuple[str, str]]:
+    return {(e["kind"], e["id"]) for e in ctx.meta["views"][view]}
+
+
+def test_branch_views_are_expanded_independently(make_method, boltons_index):
+    """An entity reachable from both branches is in both views; together the views are the merged context."""
+    method = make_method(k2=1, k31=0, k32=1, qg=False)
+    ids = semantic_seed_graph(method)
+    query = boltons_index.entity_text(CHUNKED)
+    top_memory = method.graph.semantic_vectors.top_k(method.session.embedder.encode_one(query), 1)[0][0]
+    assert top_memory in (ids["m1"], ids["m5"])  # precondition: the semantic seed links to chunked (R_dual)
+    ctx = method.context_for(query)
+    original, dual = _view_keys(ctx, "original"), _view_keys(ctx, "dual")
+    # chunked: initial hit of the dual branch (structural graph) AND expansion (Eq. 9) of the original branch
+    assert ("code", CHUNKED) in original and ("code", CHUNKED) in dual
+    # the semantic seed: initial hit of the original branch AND R*_dual expansion of chunked in the dual branch
+    assert ("memory", top_memory) in original and ("memory", top_memory) in dual
+    assert {("memory", ids["m5"]), ("memory", ids["m6"]), ("code", ITERUTILS)} <= dual
+    # the merged context (what the method answers with) is exactly the union, each entity once
+    assert original | dual == set(found(ctx))
+    assert len(ctx.items) == len(found(ctx))
+    # the shared-seen provenance of the merged context credits chunked to one branch only (the old bias)
+    merged_chunked = next(i for i in ctx.items if i.id == CHUNKED)
+    assert merged_chunked.meta["stage"] == "initial" and merged_chunked.meta.get("via") is None
+
+
+def test_branch_views_leave_the_prompt_unchanged(make_method, boltons_index, monkeypatch):
+    """The views are bookkeeping: the messages are the same when no view is built at all."""
+    method = make_method(k2=2, k31=1, k32=1)
+    semantic_seed_graph(method)
+    query = boltons_index.entity_text(WINDOWED)
+    with_views = method.context_for(query)
+    assert with_views.meta["views"]["original"] and with_views.meta["views"]["dual"]
+    recaller = method.recaller
+    real = recaller.retrieve_views
+    monkeypatch.setattr(recaller, "retrieve_views", lambda vector: (*real(vector)[:2], {}))
+    without_views = method.context_for(query)
+    assert without_views.meta["views"] == {}
+    assert with_views.messages == without_views.messages
+    assert [i.to_dict() for i in with_views.items] == [i.to_dict() for i in without_views.items]
