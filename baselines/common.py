@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from reconmem.platform.context import ContextItem, Session, Turn
 
@@ -26,17 +26,19 @@ def transcript(turn: Turn) -> str:
     return f"User: {turn.user}\nAssistant: {turn.assistant}"
 
 
-def answer_reserve(session: Session, override: int | None = None) -> int:
-    """Tokens kept free for the answer: ``override`` or the backbone's ``max_output_tokens``."""
-    if override is not None:
-        return int(override)
-    spec = getattr(session.llm, "spec", None)
-    return int(getattr(spec, "max_output_tokens", 0) or 0)
+T = TypeVar("T")
 
 
-def prompt_budget(session: Session, reserve: int | None = None) -> int:
-    """Largest prompt (tokens) that still leaves room for the answer in the context window."""
-    return int(session.context_window) - answer_reserve(session, reserve)
+def memory_call(call: Callable[[], T], log: list[dict[str, Any]], turn: int | None) -> T | None:
+    """Run a memory-management LLM call; a prompt that cannot fit the window is skipped and logged
+    (``{"turn", "reason": "context_length"}`` in ``log``) instead of erroring the sample."""
+    from reconmem.platform.llm import ContextLengthExceeded
+
+    try:
+        return call()
+    except ContextLengthExceeded as exc:
+        log.append({"turn": turn, "reason": "context_length", "error": str(exc)[:200]})
+        return None
 
 
 def string_list(value: Any) -> list[str]:

@@ -6,9 +6,11 @@ Per observed turn:
      personal facts); the number of facts per turn is recorded in ``state()["facts_per_turn"]``;
   2. each fact is embedded and the ``similar_k`` most similar stored memories are fetched;
   3. the union of those memories is shown with masked ids "0", "1", ... so the model cannot invent ids;
-  4. one JSON-mode call (purpose ``memory_update``) decides ADD / UPDATE (keep id) / DELETE / NONE;
+  4. one JSON-mode call (purpose ``memory_update``) decides ADD / UPDATE (keep id) / DELETE / NONE,
+     made whenever the turn gave facts;
   5. the decisions are applied, each one logged in ``history``.
-When the store is still empty every fact is added without the decision call (nothing to compare).
+The decision call is made whenever there are new facts, also while the store is still empty (an
+empty old-memory list; upstream mem0 does the same, and the model may ADD, merge or drop facts).
 Recall: embed the query and put the ``recall_k`` most similar memories into the system prompt.
 """
 
@@ -21,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from baselines import prompts
-from baselines.common import transcript
-from baselines.repo_context import render_code_block, repo_items
-from reconmem.platform.context import MEMORY, Context, ContextItem, ContextManager, Session, Turn, build_messages
+from baselines.common import memory_call, transcript
+from baselines.repo_context import adaptation_k, render_code_block, repo_items
+from reconmem.platform.context import MEMORY, Context, ContextItem, ContextManager, Session, Turn
+from reconmem.platform.fit import fit_input, fit_prompt
 
 EVENTS = ("ADD", "UPDATE", "DELETE", "NONE")
 
@@ -96,8 +99,9 @@ class Mem0(ContextManager):
     update_prompt = "mem0_update"
     uses_repo_adaptation = True  # the unified repository adaptation (Mem0^R has its own access)
 
-    def __init__(self, recall_k: int = 10, similar_k: int = 5) -> None:
+    def __init__(self, recall_k: int = 10, similar_k: int = 5, repo_context_k: int | None = None) -> None:
         super().__init__()
+        self.repo_context_k = repo_context_k
         if recall_k < 1 or similar_k < 1:
             raise ValueError(f"method.manager.recall_k and similar_k must be >= 1, got {recall_k}, {similar_k}")
         self.recall_k = int(recall_k)
@@ -136,11 +140,14 @@ class Mem0(ContextManager):
         session = self._session()
         recalled = self.search(query, self.recall_k)
         mem_items = self.memory_items(recalled)
-        code = repo_items(session, query) if self.uses_repo_adaptation else []
-        blocks = [self._memory_block(mem_items), render_code_block(code)]
-        messages = build_messages(session.system_prompt, blocks, [], query)
-        return Context(query=query, messages=messages, items=mem_items + code,
-                       meta={"recalled": [m.id for m, _ in recalled]})
+        code = repo_items(session, query, adaptation_k(session, self.repo_context_k)) if self.uses_repo_adaptation else []
+        fitted = fit_prompt(session, sections=self._sections, items=mem_items + code, query=query)
+        return Context(query=query, messages=fitted.messages, items=fitted.items,
+                       meta={"recalled": [m.id for m, _ in recalled], **fitted.meta})
+
+    def _sections(self, items: list[ContextItem]) -> list[str]:
+        """The prompt blocks for kept items: recalled memories, then code."""
+        return [self._memory_block([i for i in items if i.kind == "memory"]), render_code_block(items)]
 
     @staticmethod
     def _memory_block(items: list[ContextItem]) -> str:
@@ -151,11 +158,16 @@ class Mem0(ContextManager):
     # ---- construction -------------------------------------------------------------------------
     def extract(self, turn: Turn) -> list[Fact]:
         """Step 1: facts of one turn (JSON mode, purpose ``memory_extraction``); [] on failure."""
-        messages = [
-            {"role": "system", "content": prompts.render(self.extraction_prompt)},
-            {"role": "user", "content": prompts.render("mem0_extraction_input", turn=transcript(turn))},
-        ]
-        facts = self._session().llm.chat_json(messages, purpose="memory_extraction", validate=_facts_shape)
+        session = self._session()
+        system = prompts.render(self.extraction_prompt)
+        messages, cut = fit_input(session, lambda text: [
+            {"role": "system", "content": system},
+            {"role": "user", "content": prompts.render("mem0_extraction_input", turn=text)},
+        ], transcript(turn), keep="middle")
+        if cut:
+            self.rejected.append({"turn": turn.index, "reason": "turn cut to fit the context window for extraction"})
+        facts = memory_call(lambda: session.llm.chat_json(messages, purpose="memory_extraction", validate=_facts_shape),
+                            self.rejected, turn.index)
         return list(facts or [])
 
     def observe(self, turn: Turn) -> None:
@@ -189,10 +201,6 @@ class Mem0(ContextManager):
                 for i, _ in cosine_top_k(vec, matrix, self.similar_k):
                     if ids[i] not in candidates:
                         candidates.append(ids[i])
-        if not candidates:
-            for f, vec in zip(facts, fact_vecs):
-                self._add(f.text, f.paths, turn_index, vec)
-            return
         mask = {str(n): real for n, real in enumerate(candidates)}
         decisions = self.decide(mask, facts)
         if decisions is None:  # unusable output (counted by the client): nothing is applied, as in mem0
@@ -214,8 +222,9 @@ class Mem0(ContextManager):
             old_memory=json.dumps(self.old_memory_view(mask), ensure_ascii=False, indent=1),
             new_facts=json.dumps(self.new_facts_view(facts), ensure_ascii=False, indent=1),
         )
-        return self._session().llm.chat_json([{"role": "user", "content": prompt}], purpose="memory_update",
-                                             validate=_decisions_shape)
+        llm = self._session().llm
+        return memory_call(lambda: llm.chat_json([{"role": "user", "content": prompt}], purpose="memory_update",
+                                                 validate=_decisions_shape), self.rejected, None)
 
     def apply(self, d: dict[str, Any], mask: dict[str, str], facts: list[Fact], fact_vecs: np.ndarray,
               turn_index: int) -> None:

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from baselines.mem0 import Fact, Memory, Mem0
-from baselines.repo_context import code_item, render_code_block
-from reconmem.platform.context import MEMORY, REPO_WIDE, Context, ContextItem, build_messages
+from baselines.repo_context import code_item
+from reconmem.platform.context import MEMORY, REPO_WIDE, Context, ContextItem
+from reconmem.platform.fit import fit_prompt
 
 
 class Mem0R(Mem0):
@@ -32,7 +33,7 @@ class Mem0R(Mem0):
     uses_repo_adaptation = False
 
     def __init__(self, recall_k: int = 10, similar_k: int = 5, repo_k: int = 10, max_artifact_chars: int = 6000) -> None:
-        super().__init__(recall_k=recall_k, similar_k=similar_k)
+        super().__init__(recall_k=recall_k, similar_k=similar_k, repo_context_k=0)
         if repo_k < 0:
             raise ValueError(f"method.manager.repo_k must be >= 0, got {repo_k}")
         self.repo_k = int(repo_k)
@@ -119,10 +120,11 @@ class Mem0R(Mem0):
                 if len(retrieved) >= self.repo_k:
                     break
         code = linked + retrieved
-        blocks = [self._memory_block(mem_items), render_code_block(code)]
-        messages = build_messages(session.system_prompt, blocks, [], query)
-        meta = {"recalled": [m.id for m, _ in recalled], "repo_query_memories": len(recalled)}
-        return Context(query=query, messages=messages, items=mem_items + code, meta=meta)
+        # guard: repository hits lowest-ranked first, then linked code, then memories (lowest first)
+        order = [*reversed(retrieved), *reversed(linked), *reversed(mem_items)]
+        fitted = fit_prompt(session, sections=self._sections, items=mem_items + code, query=query, drop_order=order)
+        meta = {"recalled": [m.id for m, _ in recalled], "repo_query_memories": len(recalled), **fitted.meta}
+        return Context(query=query, messages=fitted.messages, items=fitted.items, meta=meta)
 
     def linked_code(self, recalled: list[tuple[Memory, float]]) -> list[ContextItem]:
         """Code of the artifacts linked to the recalled memories, deduplicated, in recall order."""

@@ -8,8 +8,11 @@ buffer. Outside it: recall memory (the full message log, text search) and archiv
 ``respond`` runs the agent loop: each step is one backbone call whose reply is a function call
 (send_message, core_memory_append, core_memory_replace, conversation_search, archival_memory_insert,
 archival_memory_search). A step continues the chain when the call asked for a heartbeat
-(``request_heartbeat``) or failed; the chain ends after send_message without a heartbeat, and at
-most ``heartbeat_cap`` steps run per user message (the last one is offered send_message only).
+(``request_heartbeat``) or failed (MemGPT forces a heartbeat after a failed call); any other step ends
+the chain, as in MemGPT - also a memory edit without a heartbeat, whose answer to the user is then
+empty. At most ``heartbeat_cap`` steps run per user message (the last one is offered send_message
+only). A reply with plain text and no function call is taken as the message (MemGPT would show
+nothing; small backbones often answer so).
 Function calls use litellm function calling (``tools=``) when the backbone config says
 ``supports_function_calling``, else a strict JSON protocol through ``chat_json``.
 
@@ -21,7 +24,9 @@ Memory pressure: before each step (and after each observed turn) the main contex
 ``session.llm.count_tokens``. Above ``pressure_fraction`` of ``session.context_window`` a system
 alert is added to the buffer once (until the next summarisation). Above the window minus the answer
 reserve, the oldest ~75% of the buffer (by tokens) is summarised into one message, always keeping
-the last ``keep_last_messages`` messages.
+the last ``keep_last_messages`` messages. Every request then goes through the shared window guard
+(:mod:`reconmem.platform.fit`: repository code first, then the oldest buffer messages; the per-step
+trims are in ``reply.meta["steps"][i]["fit"]`` and ``context.meta["step_trims"]``).
 """
 
 from __future__ import annotations
@@ -34,9 +39,10 @@ from typing import Any
 import numpy as np
 
 from baselines import prompts
-from baselines.common import prompt_budget, supports_function_calling
-from baselines.repo_context import render_code_block, repo_items
+from baselines.common import memory_call, supports_function_calling
+from baselines.repo_context import adaptation_k, render_code_block, repo_items
 from reconmem.platform.context import MEMORY, RECENT, Context, ContextItem, ContextManager, Reply, Session, Turn, build_messages
+from reconmem.platform.fit import fit_input, fit_prompt, group_history, prompt_budget
 
 _CALL_IDS = itertools.count(1)  # process-wide ids tagging JSON-protocol steps in the ledger
 _HEARTBEAT = {"type": "boolean", "description": "true to get control back after this function returns (to call another function)"}
@@ -121,7 +127,7 @@ class MemGPT(ContextManager):
 
     def __init__(self, heartbeat_cap: int = 6, core_block_chars: int = 2000, pressure_fraction: float = 0.75,
                  keep_last_messages: int = 3, archival_page_size: int = 5, summary_fraction: float = 0.75,
-                 answer_reserve: int | None = None) -> None:
+                 answer_reserve: int | None = None, repo_context_k: int | None = None) -> None:
         super().__init__()
         if heartbeat_cap < 1 or core_block_chars < 1 or archival_page_size < 1 or keep_last_messages < 0:
             raise ValueError("method.manager: heartbeat_cap, core_block_chars, archival_page_size must be >= 1 and "
@@ -135,6 +141,7 @@ class MemGPT(ContextManager):
         self.archival_page_size = int(archival_page_size)
         self.summary_fraction = float(summary_fraction)
         self.answer_reserve = answer_reserve
+        self.repo_context_k = repo_context_k
         self._reset()
 
     def _reset(self) -> None:
@@ -145,9 +152,11 @@ class MemGPT(ContextManager):
         self._archival_vectors: list[np.ndarray] = []
         self.summaries: list[dict[str, Any]] = []
         self.pressure_warnings = 0
+        self.skipped_calls: list[dict[str, Any]] = []  # memory calls whose prompt could not fit the window
         self._warned = False
         self._pending_query: str | None = None
-        self._repo_block = ""
+        self._repo_items: list[ContextItem] = []  # the repository functions of the message being answered
+        self._last_fit: dict[str, Any] = {}
 
     def start(self, session: Session) -> None:
         super().start(session)
@@ -157,7 +166,7 @@ class MemGPT(ContextManager):
     def _use_tools(self) -> bool:
         return supports_function_calling(self._session())
 
-    def _blocks(self, functions: list[str] | None = None) -> list[str]:
+    def _blocks(self, functions: list[str] | None = None, code: list[ContextItem] | None = None) -> list[str]:
         memory = prompts.render("memgpt_memory", n_messages=len(self.log), n_archival=len(self.archival),
                                 persona=self.core["persona"], human=self.core["human"],
                                 persona_chars=len(self.core["persona"]), human_chars=len(self.core["human"]),
@@ -165,23 +174,26 @@ class MemGPT(ContextManager):
         blocks = [prompts.render("memgpt_instructions", block_chars=self.core_block_chars)]
         if not self._use_tools():
             blocks.append(_protocol_text(functions or list(FUNCTIONS)))
-        return blocks + [memory, self._repo_block]
+        return blocks + [memory, render_code_block(self._repo_items if code is None else code)]
 
     def _step_messages(self, functions: list[str] | None = None) -> list[dict[str, Any]]:
-        system = build_messages(self._session().system_prompt, self._blocks(functions), [], "")[0]
-        return [system, *self.buffer]
+        """The main context as MemGPT holds it (before the window guard)."""
+        return build_messages(self._session().system_prompt, self._blocks(functions), list(self.buffer), None)
+
+    def _fit(self, functions: list[str] | None, code: list[ContextItem], query: str | None) -> Any:
+        """The window guard over one request: repository code first, then the oldest buffer messages
+        (never the last one); MemGPT's own summarisation runs before and normally makes this a no-op."""
+        return fit_prompt(self._session(), sections=lambda kept: self._blocks(functions, kept), items=code,
+                          query=query, history=group_history(self._clean(self.buffer)),
+                          answer_reserve=self.answer_reserve, keep_last_groups=0 if query is not None else 1)
 
     def context_for(self, query: str, *, read_only: bool = False) -> Context:
         """The main context the first agent step for ``query`` would see (no memory change)."""
         session = self._session()
-        code = repo_items(session, query)
-        saved, self._repo_block = self._repo_block, render_code_block(code)
-        try:
-            messages = build_messages(session.system_prompt, self._blocks(), list(self.buffer), query)
-        finally:
-            self._repo_block = saved
-        return Context(query=query, messages=messages, items=self._items() + code,
-                       meta={"buffer_messages": len(self.buffer), "recall_messages": len(self.log)})
+        code = repo_items(session, query, adaptation_k(session, self.repo_context_k))
+        fitted = self._fit(None, code, query)
+        return Context(query=query, messages=fitted.messages, items=self._items() + fitted.items,
+                       meta={"buffer_messages": len(self.buffer), "recall_messages": len(self.log), **fitted.meta})
 
     def _items(self) -> list[ContextItem]:
         items = [ContextItem(kind="core_memory", id=label, text=text, source=MEMORY) for label, text in self.core.items() if text]
@@ -204,7 +216,7 @@ class MemGPT(ContextManager):
         """Summarise on overflow, else add the memory-pressure alert once above the threshold."""
         session = self._session()
         count = session.llm.count_tokens
-        budget = prompt_budget(session, self.answer_reserve)
+        budget = prompt_budget(session, self.answer_reserve)  # the shared guard's budget
         used = count(self._clean(self._step_messages()))
         while used > budget and len(self.buffer) > self.keep_last_messages:
             before = len(self.buffer)
@@ -241,8 +253,10 @@ class MemGPT(ContextManager):
             return
         old, kept = self.buffer[:cutoff], self.buffer[cutoff:]
         text = "\n".join(f"{m['role']}: {m.get('content') or json.dumps(m.get('tool_calls'), ensure_ascii=False)}" for m in old)
-        prompt = prompts.render("memgpt_summary", messages=text)
-        summary = session.llm.chat([{"role": "user", "content": prompt}], purpose="memory_summarisation").text.strip()
+        messages, _ = fit_input(session, lambda t: [{"role": "user", "content": prompts.render("memgpt_summary", messages=t)}],
+                                text, keep="middle")
+        resp = memory_call(lambda: session.llm.chat(messages, purpose="memory_summarisation"), self.skipped_calls, None)
+        summary = resp.text.strip() if resp is not None else ""
         hidden = sum(1 for m in old if not m.get("_summary")) + sum(m.get("_hidden", 0) for m in old)
         message = {"role": "user", "content": prompts.render("memgpt_summary_message", n_hidden=hidden, summary=summary),
                    "_summary": True, "_hidden": hidden}
@@ -255,7 +269,7 @@ class MemGPT(ContextManager):
         session = self._session()
         snapshot = self._snapshot() if read_only else None
         context = self.context_for(query, read_only=read_only)
-        self._repo_block = render_code_block([i for i in context.items if i.kind == "code"])
+        self._repo_items = [i for i in context.items if i.kind == "code"]
         sent: list[str] = []
         steps: list[dict[str, Any]] = []
         last_text = ""
@@ -267,7 +281,8 @@ class MemGPT(ContextManager):
                 offered = ["send_message"] if final_step else list(FUNCTIONS)
                 calls, thoughts, usage = self._call(offered, purpose)
                 last_text = thoughts or last_text
-                steps.append({"step": step, "calls": [c["name"] for c in calls], "purpose": purpose, **usage})
+                fit = {k: self._last_fit.get(k) for k in ("tokens_before", "tokens_after", "trimmed_items", "trimmed_history")}
+                steps.append({"step": step, "calls": [c["name"] for c in calls], "purpose": purpose, **usage, "fit": fit})
                 if not calls:
                     if thoughts:  # plain text instead of a function call: treat it as the message
                         sent.append(thoughts)
@@ -280,15 +295,14 @@ class MemGPT(ContextManager):
                     ok, result, wants_heartbeat = self._execute(call, sent)
                     heartbeat = heartbeat or wants_heartbeat or not ok
                     self._push_result(call, result)
-                if not heartbeat and any(c["name"] == "send_message" for c in calls):
-                    break
-                # otherwise continue: a heartbeat was asked for, a call failed, or memory was edited without a
-                # heartbeat (original MemGPT would then wait for the next event, but the user still needs an
-                # answer; the final step offers send_message only)
+                if not heartbeat:
+                    break  # as in MemGPT: the chain continues only on a heartbeat request (or a failed call)
             text = "\n\n".join(sent) if sent else last_text
+            trimmed = [s["fit"] for s in steps if s["fit"].get("trimmed_items") or s["fit"].get("trimmed_history")]
+            context.meta["step_trims"] = trimmed  # every agent step went through the window guard
             self._pending_query = None if read_only else query
         finally:
-            self._repo_block = ""
+            self._repo_items = []
             if snapshot is not None:
                 self._restore(snapshot)
         return Reply(text=text, context=context, meta={"steps": steps, "sent_messages": len(sent),
@@ -297,7 +311,9 @@ class MemGPT(ContextManager):
     def _call(self, offered: list[str], purpose: str) -> tuple[list[dict[str, Any]], str, dict[str, int]]:
         """One agent step -> (function calls, assistant text / inner thoughts, usage)."""
         llm = self._session().llm
-        messages = self._clean(self._step_messages(offered))
+        fitted = self._fit(offered, self._repo_items, None)
+        messages = fitted.messages
+        self._last_fit = fitted.meta
         if self._use_tools():
             resp = llm.chat(messages, purpose=purpose, tools=tool_schemas(offered))
             calls = [{"id": c.get("id") or f"call_{len(self.log)}_{i}", "name": c.get("name"),

@@ -1,8 +1,13 @@
 """The unified repository adaptation of the baselines (paper §3.4, LoCoEval protocol).
 
-For each user query, the ``session.repo_context_k`` repository functions most similar to the query
-(embedding similarity, full code) are supplied as extra context. Full, Vanilla RAG, Mem0, MemGPT and
-LD-Agent use it; Mem0^R has its own repository access and ReConMem its own recall.
+For each user query, the ``k`` repository functions most similar to the query (embedding
+similarity, full code) are supplied as extra context. Full, Vanilla RAG, Mem0, MemGPT and LD-Agent
+use it; Mem0^R has its own repository access and ReConMem its own recall.
+
+``k`` is the method's own setting (``method.manager.repo_context_k``; the configs take it from
+``method.repo_context_k_by_benchmark`` keyed by benchmark name: LoCoEval 10 as in the paper, CAB 0
+because CAB gives repository access through tools). A method built in Python without it (None)
+falls back to ``session.repo_context_k`` (tests, scripts/bench_methods.py).
 """
 
 from __future__ import annotations
@@ -30,8 +35,20 @@ def code_item(session: Session, path: str, *, source: str, score: float | None =
     return ContextItem(kind="code", id=path, text=f"# {path}\n{code}", source=source, meta=meta)
 
 
+def adaptation_k(session: Session, own: int | None) -> int:
+    """The unified adaptation's k for a method whose own setting is ``own`` (None = the session's)."""
+    if own is None:
+        return int(session.repo_context_k or 0)
+    if session.repo_context_k:
+        raise ValueError(f"repo_context_k is set both by the method ({own}) and the session ({session.repo_context_k}); "
+                         "it is a method setting now (method.manager.repo_context_k), not benchmark.repo_context_k")
+    if own < 0:
+        raise ValueError(f"method.manager.repo_context_k must be >= 0, got {own}")
+    return int(own)
+
+
 def repo_items(session: Session, query: str, k: int | None = None, *, exclude: Iterable[str] = ()) -> list[ContextItem]:
-    """The ``k`` (default ``session.repo_context_k``) functions most similar to ``query``, full code.
+    """The ``k`` (None: ``session.repo_context_k``) functions most similar to ``query``, full code.
 
     Returns ``[]`` when the session has no repository or ``k <= 0``.
     """

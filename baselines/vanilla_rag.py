@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from baselines.common import turn_item, turn_messages
-from baselines.repo_context import render_code_block, repo_items
+from baselines.repo_context import adaptation_k, render_code_block, repo_items
 from reconmem.platform.context import MEMORY, Context, ContextManager, Session, Turn, build_messages
+from reconmem.platform.fit import fit_prompt
 
 
 class VanillaRAG(ContextManager):
@@ -21,8 +22,9 @@ class VanillaRAG(ContextManager):
 
     name = "vanilla_rag"
 
-    def __init__(self, k: int = 5) -> None:
+    def __init__(self, k: int = 5, repo_context_k: int | None = None) -> None:
         super().__init__()
+        self.repo_context_k = repo_context_k
         if k < 1:
             raise ValueError(f"method.manager.k must be >= 1, got {k}")
         self.k = int(k)
@@ -46,11 +48,21 @@ class VanillaRAG(ContextManager):
     def context_for(self, query: str, *, read_only: bool = False) -> Context:
         session = self._session()
         retrieved = self.retrieve(query)
-        code = repo_items(session, query)
-        history = [m for t, _ in retrieved for m in turn_messages(t)]
-        messages = build_messages(session.system_prompt, [render_code_block(code)], history, query)
-        items = [turn_item(t, source=MEMORY, score=s) for t, s in retrieved] + code
-        return Context(query=query, messages=messages, items=items, meta={"retrieved_turns": [t.index for t, _ in retrieved]})
+        code = repo_items(session, query, adaptation_k(session, self.repo_context_k))
+        # guard: code lowest-ranked first, then the retrieved turns with the lowest similarity
+        by_score = sorted(range(len(retrieved)), key=lambda i: (retrieved[i][1], retrieved[i][0].index))
+        groups = [turn_messages(t) for t, _ in retrieved]
+        fitted = fit_prompt(session, sections=lambda kept: [render_code_block(kept)], items=code, query=query,
+                            history=[groups[i] for i in by_score])
+        kept_positions = sorted(by_score[fitted.meta["trimmed_history"]:])
+        history = [m for i in kept_positions for m in groups[i]]
+        messages = build_messages(session.system_prompt, [render_code_block(fitted.items)], history, query)
+        if fitted.meta["truncated"]:
+            messages = fitted.messages
+        kept = [retrieved[i] for i in kept_positions]
+        items = [turn_item(t, source=MEMORY, score=s) for t, s in kept] + fitted.items
+        return Context(query=query, messages=messages, items=items,
+                       meta={"retrieved_turns": [t.index for t, _ in kept], **fitted.meta})
 
     def observe(self, turn: Turn) -> None:
         self.turns.append(turn)

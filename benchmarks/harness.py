@@ -87,6 +87,9 @@ def build_method(cfg: Any) -> ContextManager:
     """Instantiate ``cfg.method.manager`` (a ``_target_`` node) as a fresh ContextManager."""
     from hydra.utils import instantiate
 
+    if cfg.get("benchmark") is not None and cfg.benchmark.get("repo_context_k") is not None:
+        raise ConfigError("benchmark.repo_context_k is no longer read: the unified repository adaptation is a method "
+                          "setting (method.repo_context_k_by_benchmark or method.manager.repo_context_k, conf/method/*.yaml)")
     node = cfg.method.get("manager")
     if node is None or "_target_" not in node:
         raise ConfigError(f"method={cfg.method.get('name')}: missing method.manager._target_")

@@ -18,13 +18,39 @@ not); all writes happen in ``observe``.
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from reconmem.memory.construct import CodeDraftDatabase, MemoryConstructor
 from reconmem.platform.context import Context, ContextManager, Session, Turn, build_messages
 from reconmem.memory.graph import DualMemoryGraph
 from reconmem.memory.prompts import PROMPT_VERSIONS
 from reconmem.memory.recall import CODE_KINDS, JointRecall, RecallConfig, RepositoryVectors
+
+
+BUDGET_NAMES = ("k1", "k2", "k31", "k32")
+# The one source of budget defaults (paper §3.5). Per-backbone values live in the method config
+# (``conf/method/reconmem.yaml`` ``budgets_by_backbone``); a backbone not listed there uses these.
+DEFAULT_BUDGETS: dict[str, int] = {"k1": 2, "k2": 4, "k31": 2, "k32": 2}
+
+
+def resolve_budgets(explicit: Mapping[str, Any], budgets_by_backbone: Mapping[str, Any] | None,
+                    backbone: str | None) -> dict[str, int]:
+    """k1/k2/k31/k32 for ``backbone``: an explicit value (not None) wins, then the table's entry for
+    ``backbone``, then its ``default`` entry, then :data:`DEFAULT_BUDGETS`. Unknown keys in the table
+    are an error naming them."""
+    table = dict(budgets_by_backbone or {})
+    resolved = dict(DEFAULT_BUDGETS)
+    for key in ("default", backbone):
+        if key is None or key not in table:
+            continue
+        entry = dict(table[key] or {})
+        unknown = sorted(set(entry) - set(BUDGET_NAMES))
+        if unknown:
+            raise ValueError(f"ReConMem: method.budgets_by_backbone.{key} has unknown key(s) {unknown}; "
+                             f"allowed {list(BUDGET_NAMES)}")
+        resolved.update({k: v for k, v in entry.items() if v is not None})
+    resolved.update({k: v for k, v in explicit.items() if v is not None})
+    return {k: _count(k, resolved[k]) for k in BUDGET_NAMES}
 
 
 def _flag(name: str, value: Any) -> bool:
@@ -52,31 +78,35 @@ class ReConMem(ContextManager):
         smg: bool = True,
         qg: bool = True,
         hcc: bool = True,
-        k1: int = 2,
-        k2: int = 4,
-        k31: int = 2,
-        k32: int = 2,
+        k1: int | None = None,
+        k2: int | None = None,
+        k31: int | None = None,
+        k32: int | None = None,
         grounding_threshold: float = 0.35,
         *,
+        budgets_by_backbone: Mapping[str, Any] | None = None,
+        backbone: str | None = None,
         code_kinds: Sequence[str] = CODE_KINDS,
         sketch_max_tokens: int | None = None,
         update_max_tokens: int | None = None,
         keep_turn_reports: bool = True,
     ) -> None:
         super().__init__()
+        budgets = resolve_budgets({"k1": k1, "k2": k2, "k31": k31, "k32": k32}, budgets_by_backbone, backbone)
+        self.backbone = backbone
         self.recall_config = RecallConfig(
             gae=_flag("gae", gae),
             smg=_flag("smg", smg),
             qg=_flag("qg", qg),
             hcc=_flag("hcc", hcc),
-            k2=_count("k2", k2),
-            k31=_count("k31", k31),
-            k32=_count("k32", k32),
+            k2=budgets["k2"],
+            k31=budgets["k31"],
+            k32=budgets["k32"],
             grounding_threshold=float(grounding_threshold),
         )
         if not -1.0 <= self.recall_config.grounding_threshold <= 1.0:
             raise ValueError(f"ReConMem: option grounding_threshold must be in [-1, 1], got {grounding_threshold!r}")
-        self.k1 = _count("k1", k1)
+        self.k1 = budgets["k1"]
         bad = [k for k in code_kinds if k not in CODE_KINDS]
         if bad:
             raise ValueError(f"ReConMem: option code_kinds has unknown kinds {bad}; allowed {list(CODE_KINDS)}")

@@ -143,10 +143,16 @@ class ContextManager(abc.ABC):
         return self.session
 
 
-def build_messages(system_prompt: str, context_blocks: list[str], history: list[dict[str, str]], query: str) -> list[dict[str, Any]]:
-    """Standard prompt layout shared by all methods: system prompt + context sections, history, query."""
+def build_messages(system_prompt: str, context_blocks: list[str], history: list[dict[str, Any]],
+                   query: str | None) -> list[dict[str, Any]]:
+    """Standard prompt layout shared by all methods: system prompt + context sections, history, query.
+
+    ``query=None`` ends the request with the history (an agent step continuing its own chain).
+    Requests that may outgrow the window go through :func:`reconmem.platform.fit.fit_prompt`.
+    """
     system = system_prompt
     blocks = [b for b in context_blocks if b.strip()]
     if blocks:
         system = system + "\n\n" + "\n\n".join(blocks)
-    return [{"role": "system", "content": system}, *history, {"role": "user", "content": query}]
+    tail = [] if query is None else [{"role": "user", "content": query}]
+    return [{"role": "system", "content": system}, *history, *tail]

@@ -55,10 +55,15 @@ def test_full_truncates_exactly_the_oldest_turns_at_the_window(make_session, cod
     count = session.llm.count_tokens
     assert count(ctx.messages) <= budget
     # dropping one turn fewer would not fit: the truncation is minimal
-    one_more = cm._messages([""], turns[dropped - 1:], query)
+    from baselines.common import turn_messages
+    from reconmem.platform.context import build_messages
+
+    one_more = build_messages(session.system_prompt, [], [m for t in turns[dropped - 1:] for m in turn_messages(t)], query)
     assert count(one_more) > budget
     # and it never touches the query or system prompt
     assert ctx.messages[0]["role"] == "system" and ctx.messages[-1]["content"] == query
+    # the shared guard's record of it (issue 12.4)
+    assert ctx.meta["trimmed_history"] == dropped and ctx.meta["tokens_after"] <= budget < ctx.meta["tokens_before"]
 
 
 def test_full_answer_reserve_override(make_session, code_turns):

@@ -1,4 +1,4 @@
-"""LD-Agent: a topic boundary closes the session into an event with noun-lemma topics; retrieval by
+"""LD-Agent: every session_turns turns the session closes into an event with noun-lemma topics of its raw text; retrieval by
 topic overlap × time decay; per-turn persona. Replies are scripted (ScriptedLLM)."""
 
 from __future__ import annotations
@@ -24,33 +24,39 @@ def _script(summaries):
     return reply
 
 
-def test_ld_agent_closes_session_stores_topics_and_retrieves_by_overlap(make_session, boltons_index):
+def test_ld_agent_sessions_close_by_turn_count_topics_from_raw_session(make_session, boltons_index):
+    """No labels: sessions close every ``session_turns`` turns; topics are the raw session's nouns."""
     session = make_session(_script([CACHE_SUMMARY, SLUG_SUMMARY]))
-    cm = LDAgent(short_term_turns=30, retrieve_k=1, decay_rate=0.01)
+    cm = LDAgent(short_term_turns=30, session_turns=2, decay_rate=0.01)
     cm.start(session)
     src = boltons_index.source
-    cm.observe(Turn(0, "How does LRI evict entries?", src("boltons/cacheutils.py/LRI/_remove_from_ll"), {"topic": "cache"}))
-    cm.observe(Turn(1, "And the hit counters?", src("boltons/cacheutils.py/LRI/get"), {"topic": "cache"}))
-    assert cm.events == []  # same topic: still one session
-    cm.observe(Turn(2, "Now, how do I make URL slugs?", src("boltons/strutils.py/slugify"), {"topic": "strings"}))
-    (event,) = cm.events  # the topic change closed the cache session
+    t0 = Turn(0, "How does LRI evict entries?", src("boltons/cacheutils.py/LRI/_remove_from_ll"))
+    t1 = Turn(1, "And the hit counters and the maximum size of the cache?", src("boltons/cacheutils.py/LRI/get"))
+    cm.observe(t0)
+    assert cm.events == []  # one turn: the session is still open
+    cm.observe(t1)
+    (event,) = cm.events  # two turns = session_turns: the session closed
     assert event.summary == CACHE_SUMMARY and (event.first_turn, event.last_turn) == (0, 1)
-    assert event.topics == noun_lemmas(CACHE_SUMMARY)
-    assert {"cache", "eviction", "entry", "counter", "size", "lri", "cacheutils"} <= set(event.topics)
+    raw = f"{t0.user}\n{t0.assistant}\n{t1.user}\n{t1.assistant}"
+    assert event.topics == noun_lemmas(raw)  # from the session's own words, not the LLM summary
+    assert event.topics != noun_lemmas(CACHE_SUMMARY)
+    assert {"lri", "entry", "counter", "size", "cache"} <= set(event.topics)
     assert len(event.embedding) == 384
-    assert [t.index for t in cm.current] == [2]
+    assert cm.current == []
 
-    cm.observe(Turn(3, "Different subject.", "OK.", {"session_boundary": True}))  # explicit boundary
+    cm.observe(Turn(2, "Now, how do I make URL slugs with slugify?", src("boltons/strutils.py/slugify")))
+    cm.observe(Turn(3, "Which delimiter does slugify use?", "A dash by default."))
     assert [e.summary for e in cm.events] == [CACHE_SUMMARY, SLUG_SUMMARY]
+    cm.observe(Turn(4, "Different subject.", "OK."))
 
     query = "What was the maximum size of the cache and how does eviction work?"
-    (best, score), = cm.retrieve(query)
+    (best, score), = cm.retrieve(query)  # the single best event
     assert best.summary == CACHE_SUMMARY
     q = set(noun_lemmas(query))
     shared = q & set(event.topics)
-    expected = (0.5 * len(shared) / len(q) + 0.5 * len(shared) / len(event.topics)) * math.exp(-0.01 * (3 - 1))
+    expected = (0.5 * len(shared) / len(q) + 0.5 * len(shared) / len(event.topics)) * math.exp(-0.01 * (4 - 1))
     assert score == expected
-    assert topic_overlap(q, set(cm.events[1].topics)) < topic_overlap(q, set(event.topics))
+    assert cm.retrieve("zebra giraffe") == []  # no shared topic: no event at all
 
     ctx = cm.context_for(query)
     kinds = [(i.kind, i.source) for i in ctx.items]
@@ -58,18 +64,32 @@ def test_ld_agent_closes_session_stores_topics_and_retrieves_by_overlap(make_ses
     system = ctx.messages[0]["content"]
     assert CACHE_SUMMARY in system and SLUG_SUMMARY not in system and "prefers type hints" in system
     assert ctx.messages[1]["content"] == "Different subject."  # short-term memory: the current session
-    assert session.llm.ledger.totals()["persona"]["calls"] == 4
+    assert ctx.meta["trimmed_items"] == [] and ctx.meta["tokens_after"] == ctx.meta["tokens_before"]
+    assert session.llm.ledger.totals()["persona"]["calls"] == 5
     assert session.llm.ledger.totals()["memory_summarisation"]["calls"] == 2
     json.dumps(cm.state())
+
+
+def test_ld_agent_ignores_turn_meta_and_rejects_boundary_keys(make_session):
+    import pytest
+
+    session = make_session(_script([CACHE_SUMMARY]))
+    cm = LDAgent(session_turns=3)
+    cm.start(session)
+    cm.observe(Turn(0, "cache?", "yes", {"topic": "a"}))
+    cm.observe(Turn(1, "cache again?", "yes", {"topic": "b", "session_boundary": True}))
+    assert cm.events == []  # labels (if any reached it) are ignored
+    with pytest.raises(ValueError, match="boundary_keys was removed"):
+        LDAgent(boundary_keys=["topic"])
 
 
 def test_ld_agent_time_decay_prefers_recent_events(make_session):
     same = "The cache eviction of the LRU cache was discussed."
     session = make_session(_script([same, same]))
-    cm = LDAgent(short_term_turns=2, retrieve_k=2, decay_rate=0.1)
+    cm = LDAgent(short_term_turns=2, session_turns=2, retrieve_k=2, decay_rate=0.1)
     cm.start(session)
     for i in range(4):  # sessions close at the 2-turn window: events after turns 1 and 3
-        cm.observe(Turn(i, f"cache question {i}", "answer"))
+        cm.observe(Turn(i, f"A question about the cache eviction, part {i}.", "The answer."))
     assert [(e.first_turn, e.last_turn) for e in cm.events] == [(0, 1), (2, 3)]
     ranked = cm.retrieve("How does cache eviction work?")
     assert [e.last_turn for e, _ in ranked] == [3, 1]

@@ -26,6 +26,8 @@ def test_mem0r_resolves_partial_paths_and_returns_code(make_session, boltons_ind
         if purpose == "memory_extraction":
             return {"facts": [{"text": F1_MERGED, "paths": ["cacheutils.py/LRI/__getitem__"]}]}
         shown = json.loads(text.split("Existing memories:")[1].split("New facts:")[0])
+        if not shown:  # turn 0: empty store, the decision call is still made (upstream mem0)
+            return {"memory": [{"id": "new", "text": F1, "event": "ADD"}]}
         assert shown == [{"id": "0", "text": F1, "paths": [GET]}]  # masked id, resolved paths
         return {"memory": [{"id": "0", "text": F1_MERGED, "event": "UPDATE", "paths": []}]}
 
@@ -53,7 +55,8 @@ def test_mem0r_resolves_partial_paths_and_returns_code(make_session, boltons_ind
 
 
 def test_mem0r_large_artifact_is_summarised(make_session):
-    session = make_session([{"facts": [{"text": "The LRI class is the base cache.", "paths": ["cacheutils.py/LRI"]}]}])
+    session = make_session([{"facts": [{"text": "The LRI class is the base cache.", "paths": ["cacheutils.py/LRI"]}]},
+                            {"memory": [{"id": "new", "text": "The LRI class is the base cache.", "event": "ADD"}]}])
     cm = Mem0R(repo_k=0, max_artifact_chars=500)
     cm.start(session)
     cm.observe(Turn(0, "Tell me about LRI.", "It is a dict subclass."))
@@ -66,7 +69,7 @@ def test_mem0r_large_artifact_is_summarised(make_session):
 @pytest.mark.slow
 def test_mem0r_repository_retrieval_is_deduplicated(make_session):
     """Repository retrieval (query = user query + memory texts) skips code already linked by memories."""
-    session = make_session([{"facts": [{"text": F1, "paths": ["LRI/get"]}]}])
+    session = make_session([{"facts": [{"text": F1, "paths": ["LRI/get"]}]}, {"memory": [{"id": "new", "text": F1, "event": "ADD"}]}])
     cm = Mem0R(repo_k=5)
     cm.start(session)
     cm.observe(Turn(0, "LRI.get default?", "It returns the default."))

@@ -23,7 +23,7 @@ def _overrides(tmp: Path, samples: Path, fn: str) -> list[str]:
     return [
         "benchmark=locoeval", "method=full", f"benchmark.samples={samples}",
         f"backbone.model=scripted/scripted_backbone:{fn}", "benchmark.evaluator=scripted_backbone.fake_evaluate",
-        "benchmark.repo_context_k=0", "benchmark.progress=false", f"run.results_dir={tmp / 'results'}",
+        "method.manager.repo_context_k=0", "benchmark.progress=false", f"run.results_dir={tmp / 'results'}",
         f"cache.dir={tmp / 'cache'}", "run.run_id=t",
     ]
 
