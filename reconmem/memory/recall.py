@@ -248,16 +248,7 @@ class JointRecall:
                 )
                 code_items.append(ContextItem("code", h.id, text, h.source, meta))
         t2 = time.perf_counter()
-        blocks = []
-        if memory_items:
-            blocks.append(render_prompt("semantic_context", items="\n".join(f"- {i.text}" for i in memory_items)).rstrip())
-        if code_items:
-            rendered = []
-            for item in code_items:
-                lang = item.meta.get("language") or ""
-                rendered.append(f"```{lang}\n{item.text}\n```")  # the text starts with a "path:" comment
-            blocks.append(render_prompt("structural_context", items="\n\n".join(rendered)).rstrip())
-        messages = build_messages(system_prompt, blocks, [], query)
+        messages = build_messages(system_prompt, context_blocks(memory_items + code_items), [], query)
         rendered_keys = {(i.kind, i.id) for i in memory_items + code_items}
         views = {view: [{"kind": h.kind, "id": h.id, "stage": h.stage, **({"via": h.via} if h.via is not None else {})}
                         for h in view_hits if (h.kind, h.id) in rendered_keys]
@@ -279,6 +270,23 @@ class JointRecall:
         }
         return Context(query=query, messages=messages, items=memory_items + code_items,
                        dual_query=grounding.dual_query, meta=meta)
+
+
+def context_blocks(items: list[ContextItem]) -> list[str]:
+    """The two system-message sections for recalled items: memory texts, then the compressed code
+    (used by :meth:`JointRecall.recall` and by the window guard when it re-renders a trimmed set)."""
+    memory_items = [i for i in items if i.kind == "memory"]
+    code_items = [i for i in items if i.kind == "code"]
+    blocks = []
+    if memory_items:
+        blocks.append(render_prompt("semantic_context", items="\n".join(f"- {i.text}" for i in memory_items)).rstrip())
+    if code_items:
+        rendered = []
+        for item in code_items:
+            lang = item.meta.get("language") or ""
+            rendered.append(f"```{lang}\n{item.text}\n```")  # the text starts with a "path:" comment
+        blocks.append(render_prompt("structural_context", items="\n\n".join(rendered)).rstrip())
+    return blocks
 
 
 # CODE_KINDS, CodeDraftDatabase, RepositoryVectors and VectorStore are re-exported for older imports.
