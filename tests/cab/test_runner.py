@@ -49,6 +49,15 @@ def test_run_benchmark_records_and_resume(tmp_path):
     assert result["status"] == "ok" and result["checkout"]["provider"] == "local" and result["index_seconds"] >= 0
     failed = json.loads((run / "samples" / "cab_fixture_2" / "result.json").read_text())
     assert failed["status"] == "init_failed" and "git fetch failed" in failed["error"]
+    assert failed["excluded_reason"] == "init_failed" and failed["tasks"][0]["passed"] is False  # excluded for every method
+    assert result["tasks"] == [{"req_id": "cab_fixture_1", "namespace": "example/tinykv", "outcome": "CORRECT", "passed": True}]
+    events = [json.loads(x) for x in (sample / "ledger.jsonl").read_text().splitlines()]
+    assert {e["attempt"] for e in events} == {result["attempt"]} and result["usage"]["calls"] == len(events) == 4
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["benchmark"] == "cab" and manifest["family"] == "cab" and manifest["scripted"] is True
+    assert manifest["models"] == {"backbone": "scripted/cab_testkit:scripted_maintainer",
+                                  "user": "scripted/cab_testkit:scripted_user",
+                                  "judge": "scripted/cab_testkit:scripted_judge"}
     used = {k: cab_testkit.SCRIPT_CALLS[k] - calls_before[k] for k in calls_before}
     assert used == {"maintainer": 2, "user": 1, "judge": 1}
 

@@ -105,6 +105,14 @@ def test_errored_samples_are_retried(tiny_repo, tmp_path, monkeypatch):
     assert (first["n_ok"], first["n_error"]) == (1, 1)
     assert "injected evaluator failure" in first["errors"][0]["error"]
     failed = first["errors"][0]["sample_id"]
+    run = tmp_path / "results" / "locoeval" / "local" / "full" / "t"
+    errored = json.loads((run / "samples" / failed / "result.json").read_text())
+    assert errored["status"] == "error" and errored["errored"] and errored["n_tasks"] == 1
+    assert errored["tasks"] == [{"req_id": "R1", "namespace": "tinypkg.ops.add", "outcome": "not_run", "passed": False}]
+    assert (run / "samples" / failed / "error.txt").is_file()
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["benchmark"] == "locoeval" and manifest["family"] == "locoeval" and manifest["hide_task_tests"] is True
+    assert manifest["models"] == {"backbone": "scripted/scripted_backbone:fast_reply", "user": None, "judge": None}
     (tmp_path / "calls.tsv").unlink()
     second = run_benchmark(cfg)
     assert (second["n_ok"], second["n_error"]) == (2, 0)
