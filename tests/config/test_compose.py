@@ -57,7 +57,48 @@ def test_paper_budgets():
     key = lambda c: [instantiate(c.method.manager).config[k] for k in ("k1", "k2", "k31", "k32")]  # noqa: E731
     assert key(ds) == [3, 6, 3, 3]
     assert key(gpt) == key(qwen) == [2, 4, 2, 2]
-    assert (ds.backbone.context_window, gpt.backbone.context_window, qwen.backbone.context_window) == (128000, 400000, 256000)
+    # paper §3.5: 128K, 400K, 256K (the providers' exact limits: 131,072, 400,000, 262,144)
+    assert (ds.backbone.context_window, gpt.backbone.context_window, qwen.backbone.context_window) == (131072, 400000, 262144)
+    # GPT-5 mini: 400K total of which at most 128K output -> prompt budget = the API's 272K input limit
+    assert gpt.backbone.context_window - gpt.backbone.max_output_tokens == 272000
+
+
+def test_paper_model_ids():
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        models = {b: compose("config", overrides=[f"backbone={b}"]).backbone
+                  for b in ("gpt5_mini", "deepseek_v32", "qwen3_235b", "gemini_25_flash")}
+    assert {b: m.model for b, m in models.items()} == {
+        "gpt5_mini": "openai/gpt-5-mini", "deepseek_v32": "deepseek/deepseek-chat",
+        "qwen3_235b": "openrouter/qwen/qwen3-235b-a22b-2507", "gemini_25_flash": "gemini/gemini-2.5-flash"}
+    gemini = models["gemini_25_flash"]
+    assert (gemini.api_key_env, gemini.context_window, gemini.max_output_tokens, gemini.temperature) == (
+        "GEMINI_API_KEY", 1048576, 65536, 0.0)
+    assert all(m.temperature == 0.0 for m in models.values())  # paper §3.5
+
+
+REPRODUCTIONS = ("table1", "table2", "table6", "coverage")
+
+
+@pytest.mark.parametrize("experiment", REPRODUCTIONS)
+def test_reproduction_experiments_use_the_paper_evaluation_model(experiment):
+    """Mock user (LoCoEval), CAB user and judge, and the coverage judge: Gemini-2.5-Flash (paper §3.2, §4.4)."""
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=[f"experiment={experiment}"])
+    assert cfg.user_backbone.model == cfg.judge_backbone.model == "gemini/gemini-2.5-flash"
+    assert cfg.run.reproduction is True
+
+
+def test_table2_and_table6_method_sets():
+    from hydra import compose as _compose
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        t2 = _compose("config", overrides=["experiment=table2"], return_hydra_config=True)
+        t6 = _compose("config", overrides=["experiment=table6"], return_hydra_config=True)
+    assert t2.hydra.sweeper.params.method.split(",") == ["native_strands", "full", "mem0", "reconmem"]
+    assert (CONF / "method" / "native_strands.yaml").exists()
+    assert t6.hydra.sweeper.params.method.split(",") == [
+        "full", "reconmem", "reconmem_wo_gae", "reconmem_wo_smg", "reconmem_wo_qg", "reconmem_wo_hcc"]
+    assert t6.calibration.name == "cr_matched"
 
 
 def test_ablation_switches():
