@@ -1,12 +1,12 @@
-"""Prompt templates of the baselines, one text file each (``string.Template`` syntax: ``$name``)."""
+"""Prompt templates of the baselines, one text file each (``string.Template`` syntax: ``$name``).
+
+``render(name, **values)`` fills ``baselines/prompts/<name>.txt`` (surrounding whitespace stripped);
+a missing placeholder is a KeyError naming it.
+"""
 
 from __future__ import annotations
 
 from reconmem.platform.templates import TemplateDir
 
-_PROMPTS = TemplateDir(__name__)
-
-
-def render(name: str, **values: object) -> str:
-    """Fill ``baselines/prompts/<name>.txt`` (surrounding whitespace stripped); KeyError names a missing placeholder."""
-    return _PROMPTS.render(f"{name}.txt", **values).strip()
+PROMPTS = TemplateDir(__name__, strip="rendered")
+render = PROMPTS.render

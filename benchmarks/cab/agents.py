@@ -39,11 +39,7 @@ CONCISE, APPROPRIATE, VERBOSE = "CONCISE", "APPROPRIATE", "VERBOSE"
 
 
 _PROMPTS = TemplateDir("benchmarks.cab.prompts")
-
-
-def render_prompt(name: str, **values: Any) -> str:
-    """Fill ``benchmarks/cab/prompts/<name>``; a missing placeholder is an error naming it."""
-    return _PROMPTS.render(name, **values)
+render_prompt = _PROMPTS.render  # render_prompt("<name>.txt", **values); a missing placeholder is a KeyError naming it
 
 
 def maintainer_system_prompt(issue: CabIssue, *, function_calling: bool, max_tool_steps: int, docker: bool = False) -> str:

@@ -13,6 +13,10 @@ Per turn ``t``:
 4. **Semantic memory update** (§2.2.2): for each ``d_i`` in order, the top-``k1`` similar semantic
    entities (with their linked code paths) are shown to one structured LLM decision (purpose
    ``memory_update``): INSERT / MODIFY(target) / REMOVE(target) plus adjacency relations.
+   REMOVE deletes the target; with prompt v2 the new unit ``d_i`` is then inserted unless the
+   decision says ``"keep_new": false`` (a pure invalidation) - the newer information survives a
+   conflict ("outdated information is promptly revised or removed", §2.2.2; docs/reconmem.md).
+   With prompt v1 (``update_prompt_version=1``, old records) REMOVE drops ``d_i`` as before.
 5. **Dual synchronisation** (§2.2.3) happens inside the graph operations (link / unlink / GC).
 
 Failure rules (never a crash, never silent; all counted in :attr:`MemoryConstructor.stats`):
@@ -40,7 +44,7 @@ import numpy as np
 
 from reconmem.memory.graph import DualMemoryGraph
 from reconmem.memory.stores import CodeDraft, CodeDraftDatabase, RepositoryVectors  # noqa: F401 - re-exported
-from reconmem.memory.prompts import render_prompt
+from reconmem.memory.prompts import PROMPT_VERSIONS, render_prompt
 
 if TYPE_CHECKING:
     from reconmem.platform.code.index import RepositoryIndex
@@ -139,10 +143,14 @@ def validate_decision(obj: Any) -> dict[str, Any]:
         relations = [relations]
     if not isinstance(relations, list):
         relations = []
+    keep_new = obj.get("keep_new")
+    if isinstance(keep_new, str) and keep_new.strip().lower() in ("true", "false"):
+        keep_new = keep_new.strip().lower() == "true"
     return {
         "action": action.strip().upper(),
         "target": target if isinstance(target, (str, int)) and str(target).strip() else None,
         "text": text.strip() if isinstance(text, str) and text.strip() else None,
+        "keep_new": keep_new if isinstance(keep_new, bool) else None,  # REMOVE only; None = not said
         "relations": [r for r in relations if isinstance(r, (str, int))],
     }
 
@@ -195,6 +203,7 @@ class MemoryConstructor:
         repository_name: str = "repository",
         sketch_max_tokens: int | None = None,
         update_max_tokens: int | None = None,
+        update_prompt_version: int | None = None,
     ) -> None:
         self.graph = graph
         self.drafts = drafts
@@ -206,7 +215,10 @@ class MemoryConstructor:
         self.repository_name = repository_name
         self.sketch_max_tokens = sketch_max_tokens
         self.update_max_tokens = update_max_tokens
+        self.update_prompt_version = update_prompt_version or PROMPT_VERSIONS["memory_update"]
         self.stats: dict[str, int] = {k: 0 for k in STAT_KEYS}
+        # this conversation's chat_json failures (the client's counter is shared by the whole run)
+        self.json_failures: dict[str, int] = {"memory_sketching": 0, "memory_update": 0}
 
     # ---------------------------------------------------------------- per turn
     def process_turn(self, turn: "Turn") -> dict[str, Any]:
@@ -314,6 +326,7 @@ class MemoryConstructor:
         """One structured update decision (purpose ``memory_update``); None (counted) if unusable."""
         prompt = render_prompt(
             "memory_update",
+            self.update_prompt_version,
             repository=self.repository_name,
             turn_memories="\n".join(
                 f"  {'*' if m is memory else '-'} {m.text} [{', '.join(m.paths)}]" for m in turn_memories
@@ -340,6 +353,8 @@ class MemoryConstructor:
             self.stats[failure_stat] += 1
             log.warning("reconmem: %s: prompt too long: %s", what, exc)
             return None
+        if reply is None:  # chat_json returns None exactly when the client counted a JSON failure
+            self.json_failures[purpose] = self.json_failures.get(purpose, 0) + 1
         if reply is not None:
             try:
                 reply = validate(reply)  # idempotent; guards clients that ignore `validate`
@@ -397,11 +412,23 @@ class MemoryConstructor:
             report["id"] = eid
             report["text"] = merged
             self.stats["modifies"] += 1
-        else:  # REMOVE
+        else:  # REMOVE: the outdated target goes; the newer unit survives unless it is a pure invalidation
             report["collected"] = self.graph.remove_semantic(target)  # type: ignore[arg-type]
-            report["id"] = target
+            report["removed"] = target
             self.stats["removes"] += 1
-            relations = []
+            keep_new = decision.get("keep_new")
+            if keep_new is None:
+                keep_new = self.update_prompt_version >= 2  # v1 never asked; it dropped d_i
+            report["keep_new"] = bool(keep_new)
+            if keep_new:
+                eid = self.graph.insert_semantic(memory.text, turn=turn, vector=vector)
+                self._link_paths(eid, memory.paths, turn)
+                report["id"] = eid
+                self.stats["inserts"] += 1
+                relations = [r for r in relations if r in self.graph.semantic]
+            else:
+                report["id"] = target
+                relations = []
         added = [r for r in relations if r != report["id"] and self.graph.add_relation(report["id"], r)]
         self.stats["relations_added"] += len(added)
         report["relations"] = added

@@ -6,10 +6,16 @@
 * ``qg``   code-draft-based query grounding; off -> the code side always uses the original query.
 * ``hcc``  hierarchical code context compression; off -> full source of every code entity.
 
-First turn: when ``session.meta["no_recall_first_turn"]`` is true (CAB, paper §3.5) the first
-response before any ``observe`` gets no recall at all: the prompt is the system prompt and the
-query. Without the flag, the first recall runs normally on the empty memory, which yields only
-repository-wide code (k31) - there are no memories, drafts or structural entities yet.
+First turn: "no recall on the first turn" (CAB, paper §3.5) is the benchmark protocol's rule for
+every method and lives in one place, the CAB maintainer agent (``benchmarks/cab/agents.py``), which
+does not call ``context_for`` for the first response. Elsewhere the first recall runs normally on
+the empty memory, which yields only repository-wide code (k31) - there are no memories, drafts or
+structural entities yet.
+
+Window guard: the recalled context goes through :func:`reconmem.platform.fit.fit_prompt`; when it
+does not fit the backbone's window, expansion hits go first (inter-graph, then intra-graph), then
+initial hits by ascending score; the trim is recorded in ``context.meta`` (``trimmed_items``,
+``tokens_before``, ``tokens_after``).
 
 ``context_for`` never mutates the graph, the code draft database or the statistics (read-only or
 not); all writes happen in ``observe``.
@@ -21,10 +27,11 @@ import time
 from typing import Any, Mapping, Sequence
 
 from reconmem.memory.construct import CodeDraftDatabase, MemoryConstructor
-from reconmem.platform.context import Context, ContextManager, Session, Turn, build_messages
+from reconmem.platform.context import Context, ContextItem, ContextManager, Session, Turn
+from reconmem.platform.fit import fit_prompt
 from reconmem.memory.graph import DualMemoryGraph
 from reconmem.memory.prompts import PROMPT_VERSIONS
-from reconmem.memory.recall import CODE_KINDS, JointRecall, RecallConfig, RepositoryVectors
+from reconmem.memory.recall import CODE_KINDS, STAGE_INITIAL, STAGE_INTER, STAGE_INTRA, JointRecall, RecallConfig, RepositoryVectors, context_blocks
 
 
 BUDGET_NAMES = ("k1", "k2", "k31", "k32")
@@ -51,6 +58,19 @@ def resolve_budgets(explicit: Mapping[str, Any], budgets_by_backbone: Mapping[st
         resolved.update({k: v for k, v in entry.items() if v is not None})
     resolved.update({k: v for k, v in explicit.items() if v is not None})
     return {k: _count(k, resolved[k]) for k in BUDGET_NAMES}
+
+
+_STAGE_RANK = {STAGE_INTER: 0, STAGE_INTRA: 1, STAGE_INITIAL: 2}
+
+
+def drop_order(items: list[ContextItem]) -> list[ContextItem]:
+    """Recalled items lowest-ranked first: expansion hits (inter-graph, then intra-graph) before
+    initial hits, and within a stage the lower similarity score first (the window guard's order)."""
+    def rank(item: ContextItem) -> tuple[int, float]:
+        score = item.meta.get("score")
+        return _STAGE_RANK.get(item.meta.get("stage"), 0), float("-inf") if score is None else float(score)
+
+    return sorted(items, key=rank)
 
 
 def _flag(name: str, value: Any) -> bool:
@@ -89,6 +109,7 @@ class ReConMem(ContextManager):
         code_kinds: Sequence[str] = CODE_KINDS,
         sketch_max_tokens: int | None = None,
         update_max_tokens: int | None = None,
+        update_prompt_version: int | None = None,
         keep_turn_reports: bool = True,
     ) -> None:
         super().__init__()
@@ -113,6 +134,11 @@ class ReConMem(ContextManager):
         self.code_kinds = tuple(code_kinds)
         self.sketch_max_tokens = sketch_max_tokens
         self.update_max_tokens = update_max_tokens
+        self.prompt_versions = dict(PROMPT_VERSIONS)
+        if update_prompt_version is not None:
+            if int(update_prompt_version) not in (1, 2):
+                raise ValueError(f"ReConMem: option update_prompt_version must be 1 or 2, got {update_prompt_version!r}")
+            self.prompt_versions["memory_update"] = int(update_prompt_version)
         self.keep_turn_reports = keep_turn_reports
         self.graph = DualMemoryGraph()
         self.drafts = CodeDraftDatabase()
@@ -150,6 +176,7 @@ class ReConMem(ContextManager):
             repository_name=repository_name,
             sketch_max_tokens=self.sketch_max_tokens,
             update_max_tokens=self.update_max_tokens,
+            update_prompt_version=self.prompt_versions["memory_update"],
         )
         self.recaller = JointRecall(
             self.graph, self.drafts, repo=session.repo, code_vectors=code_vectors, config=self.recall_config
@@ -161,17 +188,14 @@ class ReConMem(ContextManager):
         """Joint memory recall for ``query`` (never mutates memory, whatever ``read_only`` says)."""
         session = self._session()
         assert self.recaller is not None
-        if self.turns_observed == 0 and session.meta.get("no_recall_first_turn"):
-            return Context(
-                query=query,
-                messages=build_messages(session.system_prompt, [], [], query),
-                meta={"recall": "skipped_first_turn", "read_only": read_only},
-            )
         started = time.perf_counter()
         query_vector = session.embedder.encode_one(query)
         embedded = time.perf_counter()
         ctx = self.recaller.recall(query, query_vector, system_prompt=session.system_prompt)
         ctx.meta["timing_ms"]["embed_query"] = round((embedded - started) * 1e3, 3)
+        fitted = fit_prompt(session, sections=context_blocks, items=ctx.items, query=query, drop_order=drop_order(ctx.items))
+        ctx.messages, ctx.items = fitted.messages, fitted.items
+        ctx.meta.update(fitted.meta)
         ctx.meta["read_only"] = read_only
         ctx.meta["memory_size"] = {"semantic": len(self.graph.semantic), "structural": len(self.graph.structural),
                                    "drafts": len(self.drafts)}
@@ -193,9 +217,9 @@ class ReConMem(ContextManager):
         stats["semantic_entities"] = len(self.graph.semantic)
         stats["structural_entities"] = len(self.graph.structural)
         stats["drafts"] = len(self.drafts)
-        if self.session is not None:
-            failures = getattr(self.session.llm, "json_failures", {}) or {}
-            stats["json_failures"] = {p: failures.get(p, 0) for p in ("memory_sketching", "memory_update")}
+        # this conversation's own count (the client's json_failures counter is run-wide)
+        stats["json_failures"] = dict(self.constructor.json_failures) if self.constructor is not None else {
+            "memory_sketching": 0, "memory_update": 0}
         return stats
 
     def state(self) -> dict[str, Any]:
@@ -203,7 +227,7 @@ class ReConMem(ContextManager):
         return {
             "method": self.name,
             "config": self.config,
-            "prompt_versions": dict(PROMPT_VERSIONS),
+            "prompt_versions": dict(self.prompt_versions),
             "graph": self.graph.to_dict(),
             "drafts": self.drafts.to_dict(),
             "stats": self.stats,

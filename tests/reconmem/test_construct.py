@@ -128,20 +128,58 @@ def test_remove_deletes_conflicting_entity_and_collects_code(make_method):
             sketch(("Use chunked with size 3.", [CHUNKED]), ("Use windowed for pairs.", [WINDOWED, ITERUTILS])),
             sketch(("The user no longer wants chunked; drop that plan.", [CHUNKED])),
         ],
-        memory_update=[decision("INSERT"), decision("INSERT", relations=["m1"]), decision("REMOVE", target="m1")],
+        memory_update=[decision("INSERT"), decision("INSERT", relations=["m1"]),
+                       {**decision("REMOVE", target="m1"), "keep_new": False}],  # a pure invalidation
     )
     method = make_method(script)
     method.observe(turn(1))
     g = method.graph
     assert g.r_st() == {(WINDOWED, ITERUTILS), (CHUNKED, ITERUTILS)}
     method.observe(turn(2))
-    assert list(g.semantic) == ["m2"]
+    assert list(g.semantic) == ["m2"]  # keep_new false: the invalidating unit itself is not stored
     assert CHUNKED not in g.structural  # unreferenced -> garbage-collected
     assert set(g.structural) == {WINDOWED, ITERUTILS}
     assert g.r_st() == {(WINDOWED, ITERUTILS)}
     assert g.r_se() == set()  # the edge m2 -> m1 went with m1
     assert method.stats["removes"] == 1
     g.check_invariants()
+
+
+def test_remove_on_conflict_keeps_the_revised_requirement(make_method):
+    """Distractor first, revision later (issue 13.5): REMOVE deletes the outdated memory and the
+    newer unit survives; the prompt says so."""
+    distractor = "parse_batches should split the log lines with chunked into lists of 5."
+    revised = "Revised: parse_batches must use windowed with size 2 instead of chunked."
+    script = PurposeScript(
+        memory_sketching=[sketch((distractor, [CHUNKED])), sketch((revised, [WINDOWED]))],
+        memory_update=[decision("INSERT"), decision("REMOVE", target="m1")],  # keep_new not said: v2 keeps d_i
+    )
+    method = make_method(script)
+    method.observe(turn(1, "Let's batch the lines with chunked, 5 per list.", "OK, chunked(lines, 5)."))
+    method.observe(turn(2, "Change of plan: use windowed pairs instead of chunked.", "Done: windowed(lines, 2)."))
+    g = method.graph
+    texts = [e.text for e in g.semantic.values()]
+    assert texts == [revised]  # the revised requirement is in memory, the distractor is gone
+    (eid,) = g.semantic
+    assert g.code_paths(eid) == [WINDOWED] and CHUNKED not in g.structural
+    assert method.stats["removes"] == 1 and method.stats["inserts"] == 2
+    update_prompt = method.session.llm.calls[-1]["messages"][-1]["content"]
+    assert '"keep_new": true  -> the new unit is stored as a new memory' in update_prompt
+    assert "the target is deleted" in update_prompt
+    g.check_invariants()
+
+
+def test_remove_with_prompt_v1_drops_the_unit_as_before(make_method):
+    script = PurposeScript(
+        memory_sketching=[sketch(("old plan", [CHUNKED])), sketch(("new plan", [WINDOWED]))],
+        memory_update=[decision("INSERT"), decision("REMOVE", target="m1")],
+    )
+    method = make_method(script, update_prompt_version=1)
+    method.observe(turn(1))
+    method.observe(turn(2))
+    assert method.graph.semantic == {}  # v1 semantics (replays old records and caches)
+    assert "keep_new" not in method.session.llm.calls[-1]["messages"][-1]["content"]
+    assert method.state()["prompt_versions"]["memory_update"] == 1
 
 
 def test_invented_ids_follow_the_documented_rule(make_method):

@@ -20,7 +20,7 @@ def test_missing_placeholder_names_file_and_placeholder():
         baseline_prompts.render("mem0_recall")
     with pytest.raises(KeyError, match=r"benchmarks/locoeval/prompts/task_query.txt needs a value for \$query"):
         locoeval_prompts.render("task_query", name="f", file="x.py", signature="def f(): ...")
-    with pytest.raises(KeyError, match=r"reconmem/memory/prompts/memory_update.v1.txt"):
+    with pytest.raises(KeyError, match=r"reconmem/memory/prompts/memory_update.v2.txt"):
         render_prompt("memory_update")
     with pytest.raises(KeyError, match=r"benchmarks/cab/prompts/user_turn.txt"):
         cab_render("user_turn.txt")

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from reconmem.platform.templates import TemplateDir, fill
+from reconmem.platform.templates import TemplateDir
 
-_PROMPTS = TemplateDir(__name__)
-
-
-def load(name: str) -> str:
-    """The text of template ``<name>.txt`` in this package (trailing newlines removed)."""
-    return _PROMPTS.text(f"{name}.txt").rstrip("\n")
-
-
-def render(template: str, /, **values: object) -> str:
-    """Fill template ``template``; a missing placeholder raises KeyError naming it."""
-    return fill(load(template), _PROMPTS.path_of(f"{template}.txt"), **values)
+# load(name): the text of <name>.txt (trailing newlines removed); render(name, **values) fills it,
+# a missing placeholder raises KeyError naming it.
+_PROMPTS = TemplateDir(__name__, strip="template")
+load = _PROMPTS.text
+render = _PROMPTS.render

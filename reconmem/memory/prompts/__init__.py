@@ -8,29 +8,17 @@ from __future__ import annotations
 
 from reconmem.platform.templates import TemplateDir
 
-_PROMPTS = TemplateDir(__name__)
-
 # The versions ReConMem uses; recorded in the method's state() so runs say which prompts they used.
+# memory_update v2 (issue 13.5) states what each action does to the new unit and adds REMOVE's
+# "keep_new"; v1 stays loadable (``ReConMem(update_prompt_version=1)`` replays old caches/records).
 PROMPT_VERSIONS = {
     "memory_sketching": 1,
-    "memory_update": 1,
+    "memory_update": 2,
     "semantic_context": 1,
     "structural_context": 1,
 }
 
 
-def _filename(name: str, version: int | None) -> str:
-    version = PROMPT_VERSIONS.get(name) if version is None else version
-    if version is None:
-        raise KeyError(f"unknown prompt template {name!r}; known: {sorted(PROMPT_VERSIONS)}")
-    return f"{name}.v{version}.txt"
-
-
-def load_prompt(name: str, version: int | None = None) -> str:
-    """The raw text of template ``name`` at ``version`` (default: the version in PROMPT_VERSIONS)."""
-    return _PROMPTS.text(_filename(name, version))
-
-
-def render_prompt(name: str, version: int | None = None, **fields: object) -> str:
-    """Fill template ``name`` with ``fields``; raises KeyError naming a missing field."""
-    return _PROMPTS.render(_filename(name, version), **fields)
+PROMPTS = TemplateDir(__name__, versions=PROMPT_VERSIONS)
+load_prompt = PROMPTS.text  # load_prompt(name[, version]): the raw template text
+render_prompt = PROMPTS.render  # render_prompt(name[, version], **fields); KeyError names a missing field
