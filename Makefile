@@ -10,7 +10,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-full demo bench oracle lint clean
+.PHONY: help setup test test-full demo bench oracle lint clean docker-engine sandbox-deps docker-prune
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -40,6 +40,15 @@ bench: setup ## Print the benchmark ratios (index, llm, recall, methods)
 
 oracle: setup ## Validate all DevEval tasks of the shipped source list (reference passes, blank fails)
 	$(PY) -m scripts.deveval_oracle --workers 2
+
+docker-engine: ## Start a Docker engine if none answers (installs docker.io, debootstrap, bubblewrap; root, Debian/Ubuntu)
+	@bash scripts/docker_engine.sh
+
+sandbox-deps: ## Install the local sandbox's tools only (bubblewrap, debootstrap; root, Debian/Ubuntu)
+	@RECONMEM_DOCKER_TOOLS_ONLY=1 bash scripts/docker_engine.sh
+
+docker-prune: setup ## Remove this project's Docker images and stopped containers (KEEP=env keeps environment images)
+	$(PY) -m scripts.docker_images prune $(if $(KEEP),--keep $(KEEP),)
 
 clean: ## Remove build artefacts (keeps .venv, caches and results)
 	rm -rf build *.egg-info .pytest_cache

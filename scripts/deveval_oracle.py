@@ -136,8 +136,10 @@ def main(argv: list[str] | None = None) -> int:
         p["n"] += 1
         p["usable"] += bool(r["usable"])
         p["agree"] += bool(r.get("agrees"))
+    describe = getattr(executor, "describe", None)
     report = {
         "manifest": str(manifest.path), "executor": args.executor, "workers": args.workers,
+        "executor_record": describe() if describe else {"name": args.executor},
         "n": n, "reference_pass": ref_pass, "blank_fail": blank_fail,
         "usable": sum(1 for r in results if r["usable"]), "agree_with_manifest": agree,
         "agreement": round(agree / n, 4) if n else None,

@@ -119,9 +119,9 @@ def oracle_task(task: DevEvalTask, snapshot_root: Path, *, env: EnvSpec, executo
     return {"namespace": task.namespace, "project_path": task.project_path, "located_by": loc.located_by,
             "usable": ref.passed and not blank.passed,
             "ref": {"outcome": ref.outcome, "rc": ref.returncode, "seconds": round(ref.seconds, 2),
-                    "log_tail": ref.log[-3000:] if not ref.passed else ""},
+                    "overhead_s": ref.overhead_s, "log_tail": ref.log[-3000:] if not ref.passed else ""},
             "blank": {"outcome": blank.outcome, "rc": blank.returncode, "seconds": round(blank.seconds, 2),
-                      "log_tail": blank.log[-1500:] if blank.passed else ""},
+                      "overhead_s": blank.overhead_s, "log_tail": blank.log[-1500:] if blank.passed else ""},
             "seconds": round(time.monotonic() - t0, 2)}
 
 

@@ -81,6 +81,7 @@ class ExecutionOutcome:
     seconds: float
     returncode: int | None = None
     detail: str = ""
+    overhead_s: float | None = None     # executor set-up/tear-down around the test process
 
     @property
     def passed(self) -> bool:

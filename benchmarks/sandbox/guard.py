@@ -1,7 +1,8 @@
 """Files placed in a local run's sandbox directory: a launcher that applies resource limits and a
 ``sitecustomize`` write guard.
 
-- ``launch.py`` runs first in the child: sets RLIMIT_AS (memory), RLIMIT_CORE=0, RLIMIT_FSIZE, then
+- ``launch.py`` runs first in the child: sets RLIMIT_AS (memory), RLIMIT_CORE=0, RLIMIT_FSIZE and
+  (when the run has its own unprivileged uid) RLIMIT_NPROC, then
   ``execv`` s the real command. (Doing this in the child instead of a ``preexec_fn`` keeps the
   parent thread-safe.)
 - ``sitecustomize.py`` installs a :func:`sys.addaudithook` hook in every Python process started in
@@ -22,6 +23,9 @@ resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 _fsize = int(os.environ.pop("RECONMEM_SANDBOX_FSIZE_BYTES", "0"))
 if _fsize > 0:
     resource.setrlimit(resource.RLIMIT_FSIZE, (_fsize, _fsize))
+_nproc = int(os.environ.pop("RECONMEM_SANDBOX_NPROC", "0"))
+if _nproc > 0:
+    resource.setrlimit(resource.RLIMIT_NPROC, (_nproc, _nproc))
 os.execv(sys.argv[1], sys.argv[1:])
 '''
 

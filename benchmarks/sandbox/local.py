@@ -11,9 +11,12 @@ What is enforced (and what is not):
 - Memory: ``RLIMIT_AS`` = ``memory_mb`` (allocations beyond it fail -> MemoryError -> ``oom``);
   core dumps off; ``RLIMIT_FSIZE`` caps any single written file (``max_file_mb``).
 - Writes outside the work dir: refused inside every Python process of the run by an audit-hook
-  guard (``guard_writes``, see :mod:`benchmarks.sandbox.guard`); ``/dev`` stays writable. Native
-  code and non-Python programs are not confined (use the docker executor for a hard boundary).
-- Network: not blocked locally (docker runs with the network disabled).
+  guard (``guard_writes``, see :mod:`benchmarks.sandbox.guard`); ``/dev`` stays writable.
+- OS confinement (``confine``, see :mod:`benchmarks.sandbox.confine`): with bubblewrap the run sees
+  only read-only system dirs, its venv and its work dir, gets its own pid/network namespaces (the
+  harness cannot be signalled or ptraced, no network but loopback) and, when the harness is root,
+  runs as a per-run unprivileged uid with ``RLIMIT_NPROC`` = ``pids_limit``. Without bubblewrap:
+  ``unshare`` namespaces, else no confinement (a one-line warning says so).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import uuid
 from pathlib import Path
 
 from .base import ERROR, EnvSpec, ExecutionJob, ExecutionOutcome, Executor, classify_pytest
+from .confine import chown_tree, choose, python_prefixes, run_uid
 from .guard import LAUNCHER, SITECUSTOMIZE
 from .venvs import EnvBuildError, VenvCache
 
@@ -101,6 +105,18 @@ def kill_tagged_processes(token: str, *, rounds: int = 5) -> int:
     return killed
 
 
+def _others_can_enter(path: Path) -> bool:
+    """Every directory from / down to ``path`` is searchable by other users."""
+    p = Path(path).resolve()
+    for d in [p, *p.parents]:
+        try:
+            if not os.stat(d).st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+    return True
+
+
 class LocalExecutor(Executor):
     """Run jobs in subprocesses on this machine (see the module docstring for the guarantees)."""
 
@@ -109,8 +125,12 @@ class LocalExecutor(Executor):
     def __init__(self, *, timeout_s: float = 60.0, memory_mb: int = 5120, venv_dir: str | Path | None = None,
                  work_root: str | Path | None = None, guard_writes: bool = True, max_file_mb: int = 1024,
                  base_python: str | None = None, keep_work: bool = False, single_thread_blas: bool = True,
+                 confine: str = "auto", pids_limit: int = 512, extra_ro_binds: list[str] | tuple = (),
                  **_ignored):
         super().__init__(timeout_s=timeout_s, memory_mb=memory_mb)
+        self.confinement = choose(confine or "auto")
+        self.pids_limit = int(pids_limit)
+        self.extra_ro_binds = [Path(p) for p in extra_ro_binds or ()]
         self.venvs = VenvCache(venv_dir or _default_venv_dir(), base_python=base_python)
         self.work_root = Path(work_root) if work_root else None
         self.guard_writes = guard_writes
@@ -120,6 +140,14 @@ class LocalExecutor(Executor):
 
     def prepare(self, env: EnvSpec) -> None:
         self.venvs.ensure(env)
+
+    def describe(self) -> dict:
+        """What a run manifest records about this executor."""
+        return {"name": self.name, "timeout_s": self.timeout_s, "memory_mb": self.memory_mb,
+                "confine": self.confinement.kind, "confine_reason": self.confinement.reason,
+                "unprivileged_uid": self.confinement.drops_uid, "pids_limit": self.pids_limit,
+                "guard_writes": self.guard_writes, "max_file_mb": self.max_file_mb,
+                "network": "loopback only" if self.confinement.kind != "none" else "host network"}
 
     def run(self, job: ExecutionJob) -> ExecutionOutcome:
         t0 = time.monotonic()
@@ -143,12 +171,26 @@ class LocalExecutor(Executor):
                 (box / "sitecustomize.py").write_text(SITECUSTOMIZE)
             env = self._environment(job, python, tree, home, tmp, box, work, token)
             cmd = [str(python), str(box / "launch.py"), str(python), *self.pytest_args(job.test_ids)]
+            uid = self._run_uid(token, python)
+            if uid is not None:
+                chown_tree(work, uid)
+                env["RECONMEM_SANDBOX_NPROC"] = str(self.pids_limit)
+            cmd = self.confinement.wrap(cmd, work=work, tree=tree, uid=uid,
+                                        ro_binds=python_prefixes(python) + self.extra_ro_binds)
             return self._run_process(cmd, tree, env, work / "pytest.log", token,
                                      job.timeout_s or self.timeout_s, t0)
         finally:
             kill_tagged_processes(token)
             if not self.keep_work:
                 shutil.rmtree(work, ignore_errors=True)
+
+    def _run_uid(self, token: str, python: Path) -> int | None:
+        """The unprivileged uid of a run, or None (not root / no confinement / venv unreachable)."""
+        if not self.confinement.drops_uid:
+            return None
+        if self.confinement.kind == "unshare" and not all(_others_can_enter(p) for p in python_prefixes(python)):
+            return None          # no private mount namespace: the uid could not reach the venv
+        return run_uid(token)
 
     def _environment(self, job, python, tree, home, tmp, box, work, token) -> dict[str, str]:
         pythonpath = [str((tree / p).resolve()) for p in job.env.pythonpath] + [str(box)]

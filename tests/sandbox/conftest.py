@@ -32,3 +32,29 @@ def _make_project(root, test_body: str, module: str = "def value():\n    return 
 def make_project():
     """Factory: ``make_project(root, test_body, module=...)`` -> root."""
     return _make_project
+
+
+def docker_client_or_skip():
+    """A docker SDK client of a running engine, or skip (a skip of a docker test fails in CI)."""
+    try:
+        import docker
+
+        client = docker.from_env()
+        client.ping()
+        return client
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"no Docker engine answered ({type(exc).__name__}: {exc}); run `make docker-engine`")
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    """The docker SDK client of the running engine (skips without one; in CI that skip fails)."""
+    return docker_client_or_skip()
+
+
+@pytest.fixture(scope="session")
+def docker_executor(docker_client):
+    """A Docker executor on the running engine (base image auto: the local Debian base here)."""
+    from benchmarks.sandbox.docker_exec import DockerExecutor
+
+    return DockerExecutor(client=docker_client, timeout_s=8, memory_mb=512, pids_limit=256)

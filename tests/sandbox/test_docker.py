@@ -1,10 +1,12 @@
-"""Docker executor: Dockerfile, image tag and container spec without an engine; engine tests skip."""
+"""Docker executor: Dockerfile, image tag, container spec and outcome mapping without an engine (a fake
+client), then the same executor against the running engine (``make docker-engine``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from benchmarks.sandbox.base import EnvSpec, ExecutionJob
+from benchmarks.sandbox.base_image import BaseImage, PythonMismatch
 from benchmarks.sandbox.docker_exec import (DockerExecutor, DockerUnavailable, build_context_files,
                                             container_spec, image_tag, render_dockerfile)
 
@@ -29,6 +31,22 @@ def test_dockerfile_installs_exact_pins_shims_and_os_packages():
     assert "apt-get" not in plain and "shims" not in plain
 
 
+def test_offline_dockerfile_installs_from_the_copied_wheelhouse(tmp_path):
+    wheel = tmp_path / "pytest-7.4.4-py3-none-any.whl"
+    wheel.write_bytes(b"not really a wheel")
+    wheels = {wheel.name: wheel}
+    text = render_dockerfile(ENV, "reconmem-base:x", base_id="sha256:abc", wheels=wheels, ignore_requires_python=True)
+    assert "LABEL reconmem.base_id=sha256:abc" in text and "COPY wheels/ /opt/reconmem/wheels/" in text
+    assert ("RUN python -m pip install --no-index --find-links /opt/reconmem/wheels --ignore-requires-python "
+            "--no-deps -r /opt/reconmem/requirements.txt") in text.splitlines()
+    files = build_context_files(ENV, "reconmem-base:x", base_id="sha256:abc", wheels=wheels)
+    assert files["wheels/" + wheel.name] == wheel
+    tag = image_tag(ENV, "reconmem-base:x", base_id="sha256:abc", wheels=wheels)
+    assert tag != image_tag(ENV, "reconmem-base:x", base_id="sha256:abd", wheels=wheels)   # base content
+    wheel.write_bytes(b"another build of it")
+    assert tag != image_tag(ENV, "reconmem-base:x", base_id="sha256:abc", wheels=wheels)   # wheel content
+
+
 def test_image_tag_is_a_hash_of_the_inputs():
     tag = image_tag(ENV, "python:3.11.7-slim")
     assert tag.startswith("reconmem-deveval-env:") and tag == image_tag(ENV, "python:3.11.7-slim")
@@ -50,17 +68,21 @@ def test_container_spec_limits_and_isolation():
     assert spec["environment"]["PYTHONPATH"] == "/work/tree/src"
     assert spec["environment"]["PYTHONDONTWRITEBYTECODE"] == "1"
     assert spec["working_dir"] == "/work/tree"
+    assert spec["labels"] == {"reconmem.project": "run"}
 
 
-def _engine():
-    try:
-        import docker
+def test_python_check_refuses_minor_and_records_patch():
+    base = BaseImage("reconmem-base:x", "sha256:1", "local-debootstrap", "3.11.2")
+    assert base.check_python("3.11.7") == {"python_wanted": "3.11.7", "python_image": "3.11.2",
+                                           "python_patch_mismatch": True}
+    assert base.check_python("3.11")["python_patch_mismatch"] is False
+    with pytest.raises(PythonMismatch, match="minor versions differ"):
+        base.check_python("3.12.1")
 
-        client = docker.from_env()
-        client.ping()
-        return client
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"no Docker engine answered ({type(exc).__name__}: {exc}); docker executor engine tests skipped")
+
+def test_keep_images_is_validated():
+    with pytest.raises(ValueError, match="executor.keep_images"):
+        DockerExecutor(keep_images="all")
 
 
 def test_unavailable_engine_raises_a_clear_error(monkeypatch):
@@ -69,23 +91,64 @@ def test_unavailable_engine_raises_a_clear_error(monkeypatch):
         DockerExecutor().client
 
 
+# ----------------------------------------------------------------------------- against the engine
+
 @pytest.mark.docker
-@pytest.mark.slow
-def test_engine_runs_pass_and_timeout(tmp_path):
-    _engine()
+def test_engine_base_image_auto_is_the_local_debian_base(docker_client):
+    from benchmarks.sandbox.base_image import local_base_tag, resolve_base_image
+
+    client = docker_client
+    base = resolve_base_image(client, "auto", "3.11.7")
+    # Docker Hub is unreachable here: the local base built from Debian packages stands in
+    assert base.source in ("registry", "local-debootstrap")
+    if base.source == "local-debootstrap":
+        assert base.tag == local_base_tag() and base.id.startswith("sha256:")
+        assert base.python.startswith("3.11.") and client.images.get(base.tag).labels["reconmem.project"] == "base"
+    assert base.check_python("3.11.7")["python_image"] == base.python
+
+
+@pytest.mark.docker
+def test_engine_runs_pass_fail_and_timeout_offline(tmp_path, docker_executor, pyenv_spec):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text("import time\ndef test_ok():\n    pass\n"
+                                                 "def test_bad():\n    assert 0\n"
                                                  "def test_slow():\n    time.sleep(60)\n")
-    env = EnvSpec(name="t", python="3.11", pip_specs=("pytest==7.4.4", "iniconfig==2.3.1", "packaging==26.4",
-                                                      "pluggy==1.7.0"))
-    ex = DockerExecutor(timeout_s=5, memory_mb=512)
-    assert ex.run(ExecutionJob(tmp_path, env, ["tests/test_a.py::test_ok"])).outcome == "pass"
-    assert ex.run(ExecutionJob(tmp_path, env, ["tests/test_a.py::test_slow"])).outcome == "timeout"
+    ex = docker_executor
+    ok = ex.run(ExecutionJob(tmp_path, pyenv_spec, ["tests/test_a.py::test_ok"]))
+    assert ok.outcome == "pass" and ok.overhead_s is not None and ok.overhead_s > 0
+    assert ex.run(ExecutionJob(tmp_path, pyenv_spec, ["tests/test_a.py::test_bad"])).outcome == "fail"
+    assert ex.run(ExecutionJob(tmp_path, pyenv_spec, ["tests/test_a.py::test_slow"], timeout_s=3)).outcome == "timeout"
+    record = ex.describe()
+    tag = ex.prepare(pyenv_spec)
+    image = ex.client.images.get(tag)
+    assert image.labels["reconmem.base_id"] == record["base_images"][pyenv_spec.python]["id"]
+    assert record["images"][tag]["offline_build"] is True and record["images"][tag]["wheels"] >= 4
 
 
 @pytest.mark.docker
-def test_engine_answers_and_executor_connects():
-    client = _engine()
+def test_engine_keep_images_base_removes_the_env_images_it_built(tmp_path, docker_client):
+    client = docker_client
+    env = EnvSpec(name="empty", python="3.11", pip_specs=())            # no pins: a quick build
+    ex = DockerExecutor(client=client, keep_images="base", timeout_s=30)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "test_e.py").write_text("def test_e():\n    pass\n")
+    import docker.errors
+
+    tag = ex.prepare(env)
+    for old in list(ex._created):                 # an earlier run may have left it: count it as ours
+        assert old == tag
+    if tag not in ex._created:
+        ex._created.append(tag)
+    client.images.get(tag)
+    ex.close()
+    with pytest.raises(docker.errors.ImageNotFound):
+        client.images.get(tag)
+    client.images.get(ex.base_for(env).tag)          # keep_images=base keeps the base image
+
+
+@pytest.mark.docker
+def test_engine_answers_and_executor_connects(docker_client):
+    client = docker_client
     ex = DockerExecutor(client=None)
     assert ex.client.ping() and client.version().get("ApiVersion")
 
@@ -128,7 +191,12 @@ class _FakeClient:
             def get(self, tag):
                 import docker.errors
 
+                if tag == "python:3.11.7-slim":
+                    return type("Image", (), {"id": "sha256:base", "labels": {}})()
                 raise docker.errors.ImageNotFound(tag)
+
+            def pull(self, name):
+                raise AssertionError("the base image is present; nothing is pulled")
 
             def build(self, **kw):
                 client.built.append(kw)
@@ -137,6 +205,10 @@ class _FakeClient:
             def create(self, **spec):
                 client.specs.append(spec)
                 return client.container
+
+            def run(self, image, command, **kw):          # the base image's Python version probe
+                assert kw.get("network_disabled") and kw.get("remove")
+                return b"3.11.7\n"
 
         self.images, self.containers = Images(), Containers()
 
@@ -152,13 +224,13 @@ def test_run_with_a_fake_client_maps_outcomes_and_always_removes(tmp_path, conta
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text("def test_a():\n    pass\n")
     client = _FakeClient(container)
-    ex = DockerExecutor(client=client, timeout_s=1, memory_mb=256)
+    ex = DockerExecutor(client=client, timeout_s=1, memory_mb=256, offline_build=False)
     out = ex.run(ExecutionJob(tmp_path, ENV, ["tests/test_a.py::test_a"], edits={"extra.py": "x = 1\n"}))
     assert out.outcome == outcome
     assert container.started and container.removed
     assert container.killed == (outcome == "timeout")
     assert client.specs[0]["network_disabled"] is True and client.specs[0]["user"] == "runner"
-    assert client.built[0]["tag"] == image_tag(ENV, "python:3.11.7-slim")
+    assert client.built[0]["tag"] == image_tag(ENV, "python:3.11.7-slim", base_id="sha256:base")
     host_dir = next(iter(client.specs[0]["volumes"]))
     import os
 

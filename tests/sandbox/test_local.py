@@ -110,22 +110,26 @@ def _alive(pid: int) -> bool:
 
 
 def test_long_running_children_are_killed_and_work_dir_removed(tmp_path, executor, pyenv_spec, make_project):
+    # pids printed inside the sandbox are namespace pids: find the children by their command line
     body = """
         import subprocess
         def test_it():
-            same_group = subprocess.Popen(["sleep", "300"])
+            same_group = subprocess.Popen(["sleep", "303"])
             own_session = subprocess.Popen(["sleep", "301"], start_new_session=True)
-            print("PIDS", same_group.pid, own_session.pid)
             assert False
         """
     out = _run(executor, make_project(tmp_path / "p", body), pyenv_spec)
     assert out.outcome == FAIL
-    pids = [int(p) for p in re.search(r"PIDS (\d+) (\d+)", out.log).groups()]
     deadline = time.monotonic() + 5
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+    while _sleepers("303", "301") and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_alive(p) for p in pids)
+    assert not _sleepers("303", "301")
     assert not list((tmp_path / "work").iterdir())
+
+
+def _sleepers(*durations: str) -> list[str]:
+    wanted = {f"sleep\x00{d}\x00" for d in durations}
+    return [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p) in wanted and _alive(int(p))]
 
 
 def test_timeout_with_background_child_cleans_everything(tmp_path, pyenv_spec, make_project):
