@@ -4,20 +4,22 @@ Protocol (ReConMem §3.5, LoCoEval): for each sample
 
 1. the repository index is built over a copy of the snapshot with the sample's target functions
    blanked (see :mod:`benchmarks.locoeval.repo` for why) and cached;
-2. ``cm.start(Session(...))`` with the benchmark's response-generation prompt, the backbone's
-   context window and ``benchmark.repo_context_k`` (the baselines' unified repository adaptation);
+2. ``cm.start(Session(...))`` with the benchmark's response-generation prompt and the backbone's
+   context window (the baselines' unified repository adaptation is a method setting);
 3. preparation dialogue, every outline step in order: the mock user writes the query (scripted
-   steps verbatim), ``cm.respond(query, purpose="turn_generation")``, then ``cm.observe(Turn)``;
+   steps verbatim), ``cm.respond(query, purpose="turn_generation")``, then
+   ``cm.observe(Turn(index, user, assistant))`` — no outline label reaches the method;
 4. each function-generation task independently: ``cm.respond(task_query,
    purpose="task_generation", read_only=True)``, never observed; the memory state
    (``cm.state()``) is compared before and after every task and a change is an error;
 5. the reply's code is judged by the DevEval Pass@1 layer on the pristine snapshot.
 
+:class:`LoCoEval` is the benchmark on the one run loop (:mod:`benchmarks.runloop`: selection,
+resume, workers, ledger, manifest, summary); :func:`run_sample` is the pure per-sample function.
 Records (``results/<benchmark>/<backbone>/<method>/<run_id>/samples/<id>/``) are appended turn
-by turn; ``result.json`` is written last, so a killed run leaves the sample unfinished and the
-next run redoes it from the start while skipping finished ones (errored ones are retried).
-Every LLM call is tagged in the ledger with ``sample``, ``turn``, ``phase`` (prep|task) and
-``role`` (user|assistant|memory).
+by turn; the loop writes ``ledger.jsonl`` and, last, ``result.json``. Every LLM call is tagged in
+the ledger with ``sample``, ``attempt``, ``turn``, ``phase`` (prep|task) and ``role``
+(user|assistant|memory).
 """
 
 from __future__ import annotations
@@ -341,7 +343,7 @@ class LoCoEval(Benchmark):
             evaluate=build_evaluator(cfg, sample, sh["executor_box"]), out_dir=env.out_dir,
             user=MockUser(sh["user_llm"], max_tokens=int(bench.get("user_max_tokens", 200) or 200)),
             repo_index=sample_index(sample, sh["cache_dir"], hide_task_tests=bool(bench.get("hide_task_tests", True))),
-            system_prompt=_system_prompt(bench), repo_context_k=int(bench.get("repo_context_k", 0) or 0),
+            system_prompt=_system_prompt(bench),
             turn_max_tokens=bench.get("turn_max_tokens"), task_max_tokens=bench.get("task_max_tokens"),
             purpose_max_tokens=_plain(bench.get("purpose_max_tokens")), progress=env.progress,
         )
