@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from benchmarks.cab.agents import (
-    FULLY_SATISFIED, JudgeAgent, JudgeError, MaintainerAgent, UserAgent, maintainer_system_prompt,
+    FULLY_SATISFIED, JudgeAgent, JudgeError, UserAgent, maintainer_system_prompt,
 )
 from benchmarks.cab.checkout import CheckoutError, prepare_checkout
+from benchmarks.cab.strands_host import make_maintainer
 from benchmarks.cab.docker_check import DockerUnavailableForIssue, docker_validate
 from benchmarks.cab.loader import CabIssue, load_issues
 from benchmarks.cab.metrics import issue_tokens, summarize, tokens_by_role
@@ -54,6 +55,7 @@ class CabSettings:
     judge_retries: int = 2  # further judgments after a malformed one (same judge model, sampled)
     judge_retry_temperature: float = 0.7  # temperature-0 retries would replay the cached reply
     tool_limits: ToolLimits = field(default_factory=ToolLimits)
+    maintainer_host: str = "builtin"  # builtin (MaintainerAgent) | strands (the paper's Strands Agents host)
 
     @classmethod
     def from_config(cls, bench: Mapping[str, Any]) -> "CabSettings":
@@ -72,7 +74,8 @@ class CabSettings:
                    repo_context_k=int(bench.get("repo_context_k", 0) or 0), repo_index=bool(bench.get("repo_index", True)),
                    judge_retries=int(bench.get("judge_retries", 2) or 0),
                    judge_retry_temperature=float(bench.get("judge_retry_temperature", 0.7)),
-                   tool_limits=ToolLimits(**limits))
+                   tool_limits=ToolLimits(**limits),
+                   maintainer_host=str(bench.get("maintainer_host", "builtin") or "builtin"))
 
 
 class _SampledLLM:
@@ -160,8 +163,8 @@ def run_issue(
             docker_client = None
 
         tools = RepoTools(repo_root, settings.tool_limits)
-        maintainer = MaintainerAgent(maintainer_llm, manager, tools, max_tool_steps=settings.max_tool_steps,
-                                     max_tokens=settings.maintainer_max_tokens)
+        maintainer = make_maintainer(settings.maintainer_host, maintainer_llm, manager, tools,
+                                     max_tool_steps=settings.max_tool_steps, max_tokens=settings.maintainer_max_tokens)
         system_prompt = maintainer_system_prompt(issue, function_calling=maintainer.function_calling,
                                                  max_tool_steps=settings.max_tool_steps, docker=bool(issue.dockerfile))
         repo_index = None
@@ -192,7 +195,7 @@ def run_issue(
         for t in range(settings.max_turns):
             t_turn = time.perf_counter()
             with ledger.tags(turn=t, role="maintainer"):
-                if t == 0:
+                if t == 0 or getattr(manager, "host_managed_history", False):  # Native Strands never recalls
                     mturn = maintainer.respond(query, first_turn=True)
                 else:
                     with ledger.tags(role="memory"):

@@ -287,6 +287,7 @@ class StrandsMaintainer:
         self.native = bool(getattr(manager, "host_managed_history", False))
         self.model = ClientModel(llm, max_tokens=max_tokens, function_calling=function_calling,
                                  max_tool_steps=max_tool_steps)
+        self.function_calling = self.model.function_calling
         self.window_size = int(window_size)
         self.max_tool_result_chars = int(max_tool_result_chars)
         self._results: list[ToolResult] = []

@@ -116,3 +116,29 @@ def test_make_maintainer_picks_the_host(fixture_issue):
     assert type(make_maintainer("builtin", llm, SpyManager(), tools)).__name__ == "MaintainerAgent"
     with pytest.raises(ValueError, match="maintainer_host"):
         make_maintainer("bogus", llm, SpyManager(), tools)
+
+
+def test_native_strands_issue_through_run_issue(fixture_issue, tmp_path):
+    """A scripted-reply CAB issue end to end on the Strands host: tools run, tokens in the ledger."""
+    from benchmarks.cab.runner import CabSettings, run_issue
+    from cab_testkit import GOOD_JUDGMENT, USER_FULL, USER_PARTIAL
+
+    ledger = UsageLedger()
+    maint = [
+        {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "tinykv/config.py"}}]},
+        "Pass Client(timeout=30) or set TINYKV_TIMEOUT=30.",
+        "The default is DEFAULT_TIMEOUT = 5.0 in tinykv/config.py.",
+    ]
+    m_llm = ScriptedLLM(maint, ledger=ledger, name="maint")
+    result = run_issue(fixture_issue, repo_root=FIXTURE_REPO, out_dir=tmp_path / "s", maintainer_llm=m_llm,
+                       user_llm=ScriptedLLM([USER_PARTIAL, USER_FULL], ledger=ledger, name="user"),
+                       judge_llm=ScriptedLLM([GOOD_JUDGMENT], ledger=ledger, name="judge"),
+                       manager=NativeStrands(), settings=CabSettings(repo_index=False))
+    assert result["status"] == "ok" and result["turns"] == 2 and result["tool_calls"] == 1
+    assert result["verdict"] == "CORRECT"
+    maintainer_events = [e for e in ledger.events if e.get("role") == "maintainer"]
+    assert {e["purpose"] for e in maintainer_events} == {"turn_generation", "maintainer_tool_step"}
+    assert sum(e["input_tokens"] for e in maintainer_events) > 0
+    assert not [e for e in ledger.events if e.get("role") == "memory"]  # no external memory calls
+    # the second response carried the host's own history, tool exchange included
+    assert any(msg["role"] == "tool" for msg in m_llm.calls[2]["messages"])
