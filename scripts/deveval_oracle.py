@@ -23,7 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from benchmarks.deveval.evaluate import oracle_task
+from benchmarks.deveval.evaluate import NEEDS_NETWORK_FIELD, needs_network, oracle_task
 from benchmarks.deveval.providers import SnapshotError, get_snapshot
 from benchmarks.deveval.tasks import TaskDataError, env_spec_for, load_manifest, load_tasks
 from benchmarks.sandbox import build_executor
@@ -37,11 +37,17 @@ def write_json_atomic(path: Path, data) -> None:
     os.replace(tmp, path)
 
 
-def select_jobs(manifest, tasks_by_ns, projects, *, all_located: bool, limit: int | None):
-    """[(entry, task, location)] for the selected projects; raises on manifest tasks missing from the data."""
+def select_jobs(manifest, tasks_by_ns, projects, *, all_located: bool, limit: int | None,
+                exclude: dict[str, str] | None = None):
+    """[(entry, task, location)] for the selected projects; raises on manifest tasks missing from the data.
+
+    ``exclude``: ``{namespace: reason}`` left out (filled with the reason by the caller's report).
+    """
     jobs, missing = [], []
+    exclude = {} if exclude is None else exclude
     for entry in manifest.select(projects):
         chosen = [loc for loc in entry.tasks if loc.located and (all_located or loc.oracle_pass is None or loc.usable)]
+        chosen = [loc for loc in chosen if loc.namespace not in exclude]
         for loc in chosen[: limit or None]:
             task = tasks_by_ns.get(loc.namespace)
             if task is None:
@@ -76,8 +82,14 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     manifest = load_manifest(args.manifest)
     tasks_by_ns = {t.namespace: t for t in load_tasks(args.data)}
-    jobs = select_jobs(manifest, tasks_by_ns, args.projects, all_located=args.all_located, limit=args.limit)
+    excluded_network = {}
+    if args.executor == "docker":      # tests that need the network cannot be judged with it disabled
+        excluded_network = {ns: NEEDS_NETWORK_FIELD for e in manifest.select(args.projects) for ns in needs_network(e)}
+    jobs = select_jobs(manifest, tasks_by_ns, args.projects, all_located=args.all_located, limit=args.limit,
+                       exclude=excluded_network)
     executor = build_executor({"name": args.executor, "timeout_s": args.timeout, "memory_mb": args.memory_mb})
+    for ns in sorted(excluded_network):
+        print(f"EXCLUDED under docker: {ns} (manifest field {NEEDS_NETWORK_FIELD})", flush=True)
 
     # Snapshots and environments first (one per project, in parallel; each is cached on disk).
     entries = {e.project_path: e for e, _, _ in jobs}
@@ -146,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(seconds, 1), "setup_seconds": round(setup_seconds, 1), "run_seconds": round(run_seconds, 1),
         "tasks_per_minute": round(n / run_seconds * 60, 2) if run_seconds > 0 else None,
         "setup_errors": setup_errors, "per_project": per_project,
-        "excluded": excluded,
+        "excluded": excluded, "excluded_by_manifest": excluded_network,
         "disagreements": [r for r in results if not r.get("agrees")],
         "results": sorted(results, key=lambda r: (r["project_path"], r["namespace"])),
     }
@@ -156,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         blank = r["blank"]["outcome"] if r.get("blank") else "-"
         print(f"FAILS ORACLE: {r['namespace']} (ref={ref}, blank={blank}, manifest usable={r.get('manifest_usable')})")
     print(f"report: {args.out} ({len(excluded)} excluded, agreement {agree}/{n}, "
-          f"{report['tasks_per_minute']} tasks/min)")
+          f"{report['tasks_per_minute']} tasks/min"
+          f"{f', {len(excluded_network)} not run: {NEEDS_NETWORK_FIELD}' if excluded_network else ''})")
     print(f"oracle: {ref_pass}/{n} reference pass, {blank_fail}/{n} blank fail, {seconds:.0f} s", flush=True)
     return 0 if not setup_errors else 1
 

@@ -2,7 +2,9 @@
 
 Entry points: :func:`evaluate_completion` (a model reply for one task; used by the LoCoEval
 runner), :func:`run_body` (a given body text), :func:`oracle_task` (reference must pass, blank must
-fail) and :func:`pass_at_k`.
+fail), :func:`pass_at_k`, and :func:`needs_network` / :func:`excluded_under` (tasks whose tests
+need the network at test time: the manifest field ``needs_network``; they cannot be judged in a
+container without network and are excluded there, and reported, never counted).
 """
 
 from __future__ import annotations
@@ -24,6 +26,40 @@ def _manifest(manifest) -> Manifest:
     if isinstance(manifest, Manifest):
         return manifest
     return load_manifest(manifest)
+
+
+NEEDS_NETWORK_FIELD = "needs_network"
+
+
+def needs_network(entry: ProjectEntry | None) -> frozenset[str]:
+    """Namespaces of ``entry`` whose tests need the network (manifest field ``needs_network``).
+
+    Set by ``scripts.compare_oracle --record-needs-network`` when a task passes the local oracle
+    and fails in Docker only with a network error. A malformed field is a clear error.
+    """
+    if entry is None:
+        return frozenset()
+    value = entry.raw.get(NEEDS_NETWORK_FIELD, [])
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise ValueError(f"manifest entry {entry.project_path}: field {NEEDS_NETWORK_FIELD!r} must be a list of "
+                         f"task namespaces, got {value!r}")
+    known = {t.namespace for t in entry.tasks}
+    unknown = sorted(set(value) - known)
+    if unknown:
+        raise ValueError(f"manifest entry {entry.project_path}: field {NEEDS_NETWORK_FIELD!r} names unknown "
+                         f"task(s) {unknown[:3]}")
+    return frozenset(value)
+
+
+def excluded_under(executor: Executor | str | None, manifest=None) -> dict[str, str]:
+    """``{namespace: reason}`` of the tasks an executor cannot judge (Docker: ``needs_network``).
+
+    Runners drop these from the task set for every method and report them.
+    """
+    name = executor if isinstance(executor, str) or executor is None else getattr(executor, "name", "")
+    if name != "docker":
+        return {}
+    return {ns: NEEDS_NETWORK_FIELD for entry in _manifest(manifest) for ns in needs_network(entry)}
 
 
 def _hint_for(entry: ProjectEntry | None, repo_spec: dict, namespace: str) -> TaskLocation | None:
@@ -89,6 +125,11 @@ def evaluate_completion(namespace: str, reply_text: str, *, repo_spec: dict, exe
         return {**base, "outcome": FAIL, "passed": False, "log": f"no completion: {exc}",
                 "seconds": time.monotonic() - t0, "detail": "no_code"}
     base["completion"] = completion.body
+    if getattr(executor, "name", "") == "docker" and namespace in needs_network(entry):
+        return {**base, "outcome": ERROR, "passed": False, "excluded": NEEDS_NETWORK_FIELD,
+                "log": f"{namespace}: its tests need the network (manifest field {NEEDS_NETWORK_FIELD!r}); "
+                       f"not judged under executor=docker (network disabled) - exclude it from the task set",
+                "seconds": time.monotonic() - t0, "detail": "needs_network"}
     if env is None:
         if entry is None:
             raise ValueError(f"no manifest entry for {task.project_path} / {repo_spec}: pass env=EnvSpec(...)")

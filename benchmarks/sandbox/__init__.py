@@ -15,9 +15,13 @@ _KINDS = {"local": "benchmarks.sandbox.local:LocalExecutor",
 def build_executor(executor_cfg=None, **overrides) -> Executor:
     """Build an executor from a conf/executor/*.yaml node, a dict, or a name (``"local"``/``"docker"``).
 
-    Known keys: ``name`` (or ``_target_``), ``timeout_s``, ``memory_mb``; local: ``venv_dir``,
-    ``work_root``, ``guard_writes``; docker: ``cpus``, ``base_image``. Unresolvable interpolations
-    (e.g. ``${cache.dir}`` outside the root config) fall back to defaults.
+    The class is named by ``_target_`` (a dotted path to any :class:`Executor` subclass, the
+    project's one way to name code from config); ``name`` is a short alias for the shipped ones
+    and, when both are given, must agree with the class's ``name``. Other keys go to the
+    constructor: ``timeout_s``, ``memory_mb``; local: ``venv_dir``, ``work_root``, ``guard_writes``,
+    ``confine``, ``pids_limit``; docker: ``cpus``, ``base_image``, ``keep_images``, ``offline_build``,
+    ``pids_limit``. Unresolvable interpolations (e.g. ``${cache.dir}`` outside the root config)
+    fall back to defaults.
     """
     import importlib
 
@@ -25,15 +29,22 @@ def build_executor(executor_cfg=None, **overrides) -> Executor:
     cfg.update(overrides)
     kind = cfg.pop("name", None)
     target = cfg.pop("_target_", None)
-    if kind is None and target:
-        kind = next((k for k, v in _KINDS.items() if v.replace(":", ".") == target), None)
-        if kind is None:
-            raise ValueError(f"executor _target_ {target!r} is not one of {sorted(_KINDS.values())}")
+    if target:
+        module, _, attr = str(target).replace(":", ".").rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ValueError(f"executor _target_ {target!r} cannot be imported ({exc})") from None
+        if not (isinstance(cls, type) and issubclass(cls, Executor)):
+            raise ValueError(f"executor _target_ {target!r} is not an Executor subclass")
+        if kind is not None and kind != cls.name:
+            raise ValueError(f"executor name {kind!r} disagrees with _target_ {target!r} (name {cls.name!r})")
+        return cls(**cfg)
     kind = kind or "local"
     if kind not in _KINDS:
         raise ValueError(f"unknown executor name {kind!r} (option executor.name); known: {sorted(_KINDS)}")
-    module, cls = _KINDS[kind].split(":")
-    return getattr(importlib.import_module(module), cls)(**cfg)
+    module, attr = _KINDS[kind].split(":")
+    return getattr(importlib.import_module(module), attr)(**cfg)
 
 
 def _to_dict(cfg) -> dict:

@@ -1,10 +1,12 @@
-"""Docker validation logic with a fake docker client (no engine on this machine)."""
+"""Docker validation logic with a fake docker client, then against the running engine."""
 
 from __future__ import annotations
 
 import io
 import tarfile
 from dataclasses import replace
+
+import pytest
 
 from benchmarks.cab.docker_check import answer_edits, docker_validate
 from cab_testkit import FIXTURE_REPO
@@ -65,3 +67,39 @@ def test_docker_validate_success_and_failure(fixture_issue):
     assert not any(".." in name for name in m) and ok_client.images.removed
     bad = docker_validate(FakeClient(fail=True), issue, FIXTURE_REPO, "no edits")
     assert not bad["success"] and "pip: not found" in bad["logs"] and not bad["dockerfile_modified"]
+
+
+# ----------------------------------------------------------------------------- against the engine
+
+def _engine_client():
+    try:
+        from benchmarks.cab.docker_check import docker_client_from_executor
+
+        return docker_client_from_executor({"name": "docker"})
+    except Exception as exc:  # noqa: BLE001 - DockerUnavailableForIssue and friends
+        pytest.skip(f"no Docker engine answered ({exc}); run `make docker-engine`")
+
+
+@pytest.mark.docker
+def test_docker_validate_against_the_engine_from_the_local_base(fixture_issue):
+    """A fixture Dockerfile FROM the project's base image (the local Debian one without Docker Hub)."""
+    from benchmarks.sandbox.base_image import resolve_base_image
+
+    client = _engine_client()
+    base = resolve_base_image(client, "auto", "3.11")
+    dockerfile = (f"FROM {base.tag}\nCOPY . /app\nWORKDIR /app\n"
+                  "RUN python -c \"import tinykv.config, pathlib; assert pathlib.Path('config/app.env').read_text()\"\n")
+    issue = replace(fixture_issue, dockerfile=dockerfile)
+    answer = "CREATE_FILE[config/app.env]:\nTINYKV_TIMEOUT=30\nEND_FILE\n"
+    before = {t for i in client.images.list() for t in i.tags}
+    ok = docker_validate(client, issue, FIXTURE_REPO, answer, timeout_s=600)
+    assert ok["success"], ok["logs"][-2000:] + str(ok["error"])
+    assert ok["created_files"] == ["config/app.env"] and not ok["dockerfile_modified"]
+    # without the created file the RUN step fails: the build outcome is a real check
+    bad = docker_validate(client, issue, FIXTURE_REPO, "no edits", timeout_s=600)
+    assert not bad["success"] and bad["error"]
+    broken = docker_validate(client, issue, FIXTURE_REPO, "MODIFY_DOCKERFILE:\nFROM " + base.tag +
+                             "\nRUN exit 3\nEND_DOCKERFILE\n", timeout_s=600)
+    assert not broken["success"] and broken["dockerfile_modified"]
+    after = {t for i in client.images.list() for t in i.tags}
+    assert not {t for t in after - before if t.startswith("reconmem-cab-")}, "validation images are removed"

@@ -1,0 +1,199 @@
+"""Local vs Docker agreement of DevEval oracle runs, per task.
+
+    python -m scripts.compare_oracle compare LOCAL.json DOCKER.json [--manifest M] [--record-needs-network]
+    python -m scripts.compare_oracle run [--projects ...] [--limit N] [--workers W] [--out-dir DIR]
+
+``compare`` reads two reports of ``scripts.deveval_oracle`` and prints one line per task whose
+verdict (usable = reference passes and blank fails) differs, each with the manifest field that
+explains it, then ``agreement: <same>/<common> tasks``. Tasks the Docker run did not run because of
+the manifest's ``needs_network`` field are listed as excluded. ``--record-needs-network`` sets that
+field for every task that is usable locally and fails in Docker with a network error in its log
+(writes the manifest atomically), so the next Docker run excludes and reports it.
+
+``run`` runs the oracle with both executors on the same tasks, one after the other in this process
+(``--limit N`` = at most N tasks per project: a stratified subset), and prints each executor's
+tasks/min, the per-task container overhead and image build seconds, then the comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.deveval.evaluate import NEEDS_NETWORK_FIELD, needs_network
+from benchmarks.deveval.tasks import load_manifest
+
+NETWORK_ERROR = re.compile(
+    r"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
+    r"No address associated with hostname|nodename nor servname|getaddrinfo failed|socket\.gaierror|"
+    r"Failed to establish a new connection|NewConnectionError|urlopen error|Could not resolve host|"
+    r"ConnectionRefusedError|Connection refused|MaxRetryError", re.I)
+
+
+def _usable(result: dict) -> bool:
+    return bool(result.get("usable"))
+
+
+def _verdict(result: dict | None) -> str:
+    if result is None:
+        return "not run"
+    ref = (result.get("ref") or {}).get("outcome", result.get("error", "-"))
+    blank = (result.get("blank") or {}).get("outcome", "-")
+    return f"ref={ref} blank={blank}"
+
+
+def network_failure(result: dict | None) -> bool:
+    """The Docker result failed its reference run with a network error in the log."""
+    if not result or _usable(result):
+        return False
+    ref = result.get("ref") or {}
+    return ref.get("outcome") != "pass" and bool(NETWORK_ERROR.search(ref.get("log_tail") or ""))
+
+
+def compare(local: dict, docker: dict, manifest) -> dict:
+    """Per-task agreement of two oracle reports; every disagreement gets its explanation (or None)."""
+    lres = {r["namespace"]: r for r in local["results"]}
+    dres = {r["namespace"]: r for r in docker["results"]}
+    flagged = {ns for e in manifest for ns in needs_network(e)}
+    excluded = sorted(ns for ns in lres if ns not in dres and
+                      (ns in flagged or ns in (docker.get("excluded_by_manifest") or {})))
+    common = sorted(set(lres) & set(dres))
+    disagreements = []
+    for ns in common:
+        if _usable(lres[ns]) == _usable(dres[ns]):
+            continue
+        explained = NEEDS_NETWORK_FIELD if ns in flagged else None
+        disagreements.append({"namespace": ns, "local": _verdict(lres[ns]), "docker": _verdict(dres[ns]),
+                              "network_error": network_failure(dres[ns]), "explained_by": explained})
+    overhead = [r[k]["overhead_s"] for r in docker["results"] for k in ("ref", "blank")
+                if r.get(k) and r[k].get("overhead_s") is not None]
+    return {"common": len(common), "agree": len(common) - len(disagreements), "disagreements": disagreements,
+            "excluded_under_docker": excluded, "local_only": sorted(set(lres) - set(dres) - set(excluded)),
+            "docker_only": sorted(set(dres) - set(lres)),
+            "container_overhead_s": _stats(overhead),
+            "tasks_per_minute": {"local": local.get("tasks_per_minute"), "docker": docker.get("tasks_per_minute")}}
+
+
+def _stats(xs: list[float]) -> dict | None:
+    if not xs:
+        return None
+    xs = sorted(xs)
+    return {"n": len(xs), "median": round(statistics.median(xs), 3), "mean": round(statistics.fmean(xs), 3),
+            "p90": round(xs[int(0.9 * (len(xs) - 1))], 3), "max": round(xs[-1], 3)}
+
+
+def record_needs_network(manifest_path: Path, local: dict, docker: dict) -> list[str]:
+    """Add to each entry's ``needs_network`` the tasks usable locally that fail in Docker with a network error."""
+    lres = {r["namespace"]: r for r in local["results"]}
+    found = sorted(r["namespace"] for r in docker["results"]
+                   if _usable(lres.get(r["namespace"], {})) and network_failure(r))
+    if not found:
+        return []
+    data = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
+    by_project = {r["namespace"]: r.get("project_path") for r in docker["results"]}
+    for entry in data:
+        mine = sorted({ns for ns in found if by_project.get(ns) == entry["project_path"]}
+                      | set(entry.get(NEEDS_NETWORK_FIELD, [])))
+        if mine:
+            entry[NEEDS_NETWORK_FIELD] = mine
+    fd, tmp = tempfile.mkstemp(dir=Path(manifest_path).parent, prefix=Path(manifest_path).name + ".")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data, indent=1))
+    os.replace(tmp, manifest_path)
+    return found
+
+
+def print_comparison(res: dict) -> None:
+    for d in res["disagreements"]:
+        why = f"explained by manifest field {d['explained_by']}" if d["explained_by"] else "UNEXPLAINED"
+        net = " (network error in the Docker log)" if d["network_error"] else ""
+        print(f"DISAGREES: {d['namespace']}: local {d['local']} | docker {d['docker']}{net} -> {why}")
+    for ns in res["excluded_under_docker"]:
+        print(f"EXCLUDED under docker: {ns} (manifest field {NEEDS_NETWORK_FIELD}; reported, not counted)")
+    for side in ("local_only", "docker_only"):
+        names = res[side]
+        where = "local" if side == "local_only" else "Docker"
+        if 0 < len(names) <= 10:
+            for ns in names:
+                print(f"ONLY {where.upper()}: {ns} (not in the other report)")
+        elif names:
+            print(f"{len(names)} task(s) only in the {where} report (not compared)")
+    if res["container_overhead_s"]:
+        o = res["container_overhead_s"]
+        print(f"container overhead per run: median {o['median']} s, mean {o['mean']} s, p90 {o['p90']} s "
+              f"(n={o['n']} runs)")
+    unexplained = sum(1 for d in res["disagreements"] if not d["explained_by"])
+    print(f"agreement: {res['agree']}/{res['common']} tasks, {len(res['disagreements'])} disagreement(s) "
+          f"({unexplained} unexplained), {len(res['excluded_under_docker'])} excluded under docker")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compare", help="compare two oracle reports")
+    c.add_argument("local", type=Path)
+    c.add_argument("docker", type=Path)
+    c.add_argument("--manifest", type=Path, default=None)
+    c.add_argument("--record-needs-network", action="store_true",
+                   help=f"write the manifest field {NEEDS_NETWORK_FIELD} for network-only failures")
+    c.add_argument("--out", type=Path, default=None, help="write the comparison as JSON")
+    r = sub.add_parser("run", help="run the oracle with both executors on the same tasks, then compare")
+    r.add_argument("--projects", nargs="*", default=None)
+    r.add_argument("--limit", type=int, default=3, help="at most N tasks per project (default 3)")
+    r.add_argument("--workers", type=int, default=2)
+    r.add_argument("--manifest", type=Path, default=None)
+    r.add_argument("--data", type=Path, default=None)
+    r.add_argument("--out-dir", type=Path, default=Path("results/deveval/compare"))
+    args = ap.parse_args(argv)
+
+    if args.cmd == "compare":
+        local, docker = (json.loads(p.read_text()) for p in (args.local, args.docker))
+        manifest_path = args.manifest or Path(local.get("manifest") or docker.get("manifest"))
+        if args.record_needs_network:
+            found = record_needs_network(manifest_path, local, docker)
+            print(f"recorded {NEEDS_NETWORK_FIELD} for {len(found)} task(s) in {manifest_path}: {found}")
+        res = compare(local, docker, load_manifest(manifest_path))
+        print_comparison(res)
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(res, indent=1))
+        return 0 if all(d["explained_by"] for d in res["disagreements"]) else 1
+
+    from scripts import deveval_oracle
+
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    common = ["--workers", str(args.workers), "--limit", str(args.limit), "--quiet"]
+    if args.projects:
+        common += ["--projects", *args.projects]
+    if args.manifest:
+        common += ["--manifest", str(args.manifest)]
+    if args.data:
+        common += ["--data", str(args.data)]
+    reports = {}
+    for kind in ("local", "docker"):
+        out = args.out_dir / f"oracle_{kind}.json"
+        deveval_oracle.main([*common, "--executor", kind, "--out", str(out)])
+        reports[kind] = json.loads(out.read_text())
+    for kind, rep in reports.items():
+        print(f"{kind}: {rep['n']} tasks, {rep['usable']} usable, {rep['tasks_per_minute']} tasks/min "
+              f"(run {rep['run_seconds']} s, setup {rep['setup_seconds']} s, {rep['workers']} workers)")
+    images = (reports["docker"].get("executor_record") or {}).get("images", {})
+    built = [v["build_seconds"] for v in images.values() if v.get("built_now")]
+    if built:
+        print(f"docker images built in this run: {len(built)}, {sum(built):.0f} s total, "
+              f"median {statistics.median(built):.0f} s")
+    manifest = load_manifest(args.manifest)
+    res = compare(reports["local"], reports["docker"], manifest)
+    print_comparison(res)
+    (args.out_dir / "comparison.json").write_text(json.dumps(res, indent=1))
+    return 0 if all(d["explained_by"] for d in res["disagreements"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
