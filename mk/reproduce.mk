@@ -7,6 +7,10 @@
 # Sweeps are Hydra multiruns of `python -m scripts.run`; add launcher or other overrides with
 # SWEEP_ARGS, e.g. SWEEP_ARGS="hydra/launcher=local_parallel run.workers=4" (see conf/hydra/launcher).
 # Re-running a target resumes: finished samples are skipped, cached LLM calls cost nothing.
+# The table1/table2/table6/coverage experiments set run.reproduction=true: they refuse to start with a
+# local model as user or judge (one-line error) unless SWEEP_ARGS="allow_local_eval_models=true".
+# Spending: SWEEP_ARGS="run.dry_run=true" prints the estimate without any call; run.cost_limit_usd=<$>
+# stops cleanly (resume with a higher limit). One run over N jobs: run.shard=I/N (docs/ARCHITECTURE.md).
 
 RUNS ?= results
 REPORT_DIR ?= reports/latest
