@@ -38,11 +38,22 @@ def plot_label(text: str) -> str:
     return text.replace("^R", "$^R$")
 
 
-def save_figure(fig: Any, out_dir: str | Path, name: str) -> list[Path]:
-    """Write ``<name>.png`` (150 dpi) and ``<name>.pdf`` atomically and close the figure."""
+def stamp(fig: Any, mark: str | None) -> None:
+    """Write ``mark`` visibly across the figure (e.g. "scripted replies — not a model's result")."""
+    if not mark:
+        return
+    fig.text(0.5, 0.5, mark, ha="center", va="center", rotation=20, fontsize=16, color="red", alpha=0.35,
+             transform=fig.transFigure, zorder=1000)
+    fig.text(0.01, 0.005, mark, ha="left", va="bottom", fontsize=8, color="red", transform=fig.transFigure)
+
+
+def save_figure(fig: Any, out_dir: str | Path, name: str, *, mark: str | None = None) -> list[Path]:
+    """Write ``<name>.png`` (150 dpi) and ``<name>.pdf`` atomically and close the figure; ``mark``
+    is stamped on the figure and written into the files' metadata."""
     import os
     import tempfile
 
+    stamp(fig, mark)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -51,7 +62,8 @@ def save_figure(fig: Any, out_dir: str | Path, name: str) -> list[Path]:
         fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=f".{ext}")
         os.close(fd)
         try:
-            fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
+            meta = ({"Description" if ext == "png" else "Subject": mark} if mark else None)
+            fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight", metadata=meta)
             os.replace(tmp, target)
         finally:
             Path(tmp).unlink(missing_ok=True)
@@ -80,7 +92,8 @@ def per_turn_tokens(ledger: pd.DataFrame, methods: Sequence[str] = ("reconmem", 
     return out[cols]
 
 
-def figure5(data: pd.DataFrame, out_dir: str | Path, name: str = "fig5_per_turn_tokens") -> list[Path]:
+def figure5(data: pd.DataFrame, out_dir: str | Path, name: str = "fig5_per_turn_tokens", *,
+            mark: str | None = None) -> list[Path]:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
     styles = ["-", "--", ":", "-."]
@@ -99,12 +112,13 @@ def figure5(data: pd.DataFrame, out_dir: str | Path, name: str = "fig5_per_turn_
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     ax.set_title("Per-turn token consumption")
-    return save_figure(fig, out_dir, name)
+    return save_figure(fig, out_dir, name, mark=mark)
 
 
 # ---------------------------------------------------------------------------- Figure 6
 
-def figure6(summary: pd.DataFrame, out_dir: str | Path, name: str = "fig6_coverage") -> list[Path]:
+def figure6(summary: pd.DataFrame, out_dir: str | Path, name: str = "fig6_coverage", *,
+            mark: str | None = None) -> list[Path]:
     """(a) coverage of the three views, (b) complementarity split; 95% cluster-bootstrap error bars."""
     from benchmarks.analysis.coverage import CATEGORIES, CATEGORY_LABELS, VIEW_LABELS, VIEWS
 
@@ -128,7 +142,7 @@ def figure6(summary: pd.DataFrame, out_dir: str | Path, name: str = "fig6_covera
     n = int(summary["n_task_runs"].iloc[0]) if len(summary) else 0
     fig.suptitle(f"GT-item coverage ({n} task-runs, 95% repository-cluster bootstrap CIs)", fontsize=9)
     fig.tight_layout()
-    return save_figure(fig, out_dir, name)
+    return save_figure(fig, out_dir, name, mark=mark)
 
 
 # ---------------------------------------------------------------------------- Figure 8
@@ -145,7 +159,8 @@ def length_interval(n_turns: Any, width: int = 10) -> str | None:
 def pass_by_group(tasks: pd.DataFrame, by: str, *,
                   methods: Sequence[str] | None = labels.TABLE1_METHODS) -> pd.DataFrame:
     """Pass@1 (%) per method by ``k`` (tasks per conversation) or ``l`` (length interval), pooled
-    over backbones and subsets (``methods=None``: every method, ablations included)."""
+    over backbones and subsets (``methods=None``: every method, ablations included). Every task of
+    every scored sample counts (an errored sample's tasks as failed)."""
     cols = ["method", "group", "group_order", "pass1", "n_tasks"]
     if tasks.empty:
         return pd.DataFrame(columns=cols)
@@ -162,7 +177,8 @@ def pass_by_group(tasks: pd.DataFrame, by: str, *,
     return out[cols].sort_values(["method", "group_order"]).reset_index(drop=True)
 
 
-def figure8(by_k: pd.DataFrame, by_l: pd.DataFrame, out_dir: str | Path, name: str = "fig8_pass_by_k_l") -> list[Path]:
+def figure8(by_k: pd.DataFrame, by_l: pd.DataFrame, out_dir: str | Path, name: str = "fig8_pass_by_k_l", *,
+            mark: str | None = None) -> list[Path]:
     """Pass@1 by k (left) and by length interval l (right), one line per method."""
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
@@ -185,4 +201,4 @@ def figure8(by_k: pd.DataFrame, by_l: pd.DataFrame, out_dir: str | Path, name: s
     fig.suptitle("Pass@1 by tasks per conversation and conversation length (pooled over backbones and subsets)",
                  fontsize=9)
     fig.tight_layout()
-    return save_figure(fig, out_dir, name)
+    return save_figure(fig, out_dir, name, mark=mark)

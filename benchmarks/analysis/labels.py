@@ -2,7 +2,9 @@
 
 Labels come from the run records (``config.yaml``: ``method.label``, ``backbone.label``) when a
 run exists, otherwise from ``conf/method/<name>.yaml`` / ``conf/backbone/<name>.yaml`` (so a
-missing method still gets a proper column header), otherwise the name itself.
+missing method still gets a proper column header), otherwise the name itself. A backbone row is
+labelled by the model id its runs' manifests recorded, with the config label beside it
+(``openrouter/qwen/qwen3-235b-a22b-2507 (Qwen3-235B)``): the row names the model that answered.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ TABLE1_METHODS = ("full", "vanilla_rag", "memgpt", "ld_agent", "mem0", "mem0r", 
 PROPOSED = "reconmem"
 BASELINES = tuple(m for m in TABLE1_METHODS if m != PROPOSED)
 ABLATIONS = ("reconmem_wo_gae", "reconmem_wo_smg", "reconmem_wo_qg", "reconmem_wo_hcc")
-METHOD_ORDER = TABLE1_METHODS + ABLATIONS
-# Table 2 / 5 (CAB): the paper compares these (plus the host agent's native context handling).
-CAB_METHODS = ("full", "mem0", "reconmem")
+METHOD_ORDER = ("native_strands",) + TABLE1_METHODS + ABLATIONS
+# Table 2 / 5 (CAB), in the paper's column order: the host agent's native context handling first.
+CAB_METHODS = ("native_strands", "full", "mem0", "reconmem")
 BACKBONE_ORDER = ("gpt5_mini", "deepseek_v32", "qwen3_235b", "local", "local_1_5b", "openai_compatible")
 SUBSETS = ("single-hop", "multi-hop")
 
 # Overrides filled from run configs by records.load_runs (label found in a record wins).
 _RECORD_LABELS: dict[tuple[str, str], str] = {}
+# Backbone key -> model id recorded in its runs' manifests (filled by records.load_runs).
+_RECORD_MODELS: dict[str, str] = {}
 
 
 def remember_label(group: str, name: str, label: str | None) -> None:
@@ -53,9 +57,26 @@ def method_label(name: str) -> str:
     return _RECORD_LABELS.get(("method", name)) or _conf_label("method", name) or name
 
 
-def backbone_label(name: str) -> str:
-    """Display label of a backbone (e.g. ``qwen3_235b`` -> ``Qwen3-235B``)."""
+def remember_model(backbone: str, model: str | None) -> None:
+    """Record the model id a backbone's runs called (from their manifests)."""
+    if model:
+        _RECORD_MODELS[backbone] = str(model)
+
+
+def backbone_config_label(name: str) -> str:
+    """The config label of a backbone (e.g. ``qwen3_235b`` -> ``Qwen3-235B``), without the model id."""
     return _RECORD_LABELS.get(("backbone", name)) or _conf_label("backbone", name) or name
+
+
+def backbone_label(name: str) -> str:
+    """Row label of a backbone: the recorded model id with the config label beside it
+    (``openrouter/qwen/qwen3-235b-a22b-2507 (Qwen3-235B)``), or the config label alone when no
+    run recorded a model."""
+    label = backbone_config_label(name)
+    model = _RECORD_MODELS.get(name)
+    if not model or model == label:
+        return label
+    return f"{model} ({label})"
 
 
 def _ordered(names, order) -> list[str]:

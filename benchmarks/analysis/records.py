@@ -1,18 +1,24 @@
-"""Load run records from disk (the format is described in docs/RECORDS.md).
+"""Load run records from disk for the analysis (the format is :mod:`benchmarks.records`, docs/RECORDS.md).
 
     runs = load_runs(["results/locoeval", "results/cab"])
-    tasks = runs.tasks_frame("locoeval")        # one row per task-run of an ok LoCoEval sample
-    samples = runs.samples_frame("locoeval")    # one row per sample, with token sums
+    tasks = runs.tasks_frame("locoeval")        # one row per task of every scored LoCoEval sample
+    samples = runs.samples_frame("locoeval")    # one row per sample, with token and cost sums
     issues = runs.samples_frame("cab")          # CAB: one row per issue
+    runs.validity("locoeval")                   # what each (backbone, method) was scored on
 
-Everything downstream (tables, figures, statistics, notebook) reads records only through this
-module. Nothing is filled in: a sample without ``result.json`` is *unfinished* and a sample whose
-status is not ``ok`` contributes no numbers (it is counted in the frames' ``status`` column).
+Everything downstream (tables, figures, statistics, the notebook, ``scripts.report``) reads records
+only through this module, and this module parses files only through :mod:`benchmarks.records`.
+
+What is counted (docs/RECORDS.md "What is counted"): a sample whose record says ``error`` (after
+the run's retries) is *scored* — its tasks count as failed (LoCoEval) or the issue as incorrect
+(CAB) — and is counted as ``errored``. A sample with an excluding status (``init_failed``,
+``docker_unavailable``, ``excluded`` or an ``excluded_reason``) in *any* run of a benchmark is
+excluded for every method and backbone of that benchmark. A sample folder without ``result.json``
+(or ``interrupted``) is *unfinished*: not scored, shown in the validity block. Nothing is filled in.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -20,44 +26,25 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from benchmarks import records as rec
 from benchmarks.analysis import labels
 from benchmarks.analysis.tokens import summarise_events
+from benchmarks.records import RecordError
 
 log = logging.getLogger(__name__)
 
 LOCOEVAL = "locoeval"
 CAB = "cab"
 TASK_KEYS = ("benchmark", "backbone", "method", "run_id")
+# Statuses that take a sample out of the comparison for every method (an issue-level property).
+EXCLUDING_STATUSES = frozenset({"init_failed", "docker_unavailable", "excluded"})
+# Statuses that are scored as a failure (LoCoEval: every task failed; CAB: incorrect) and counted.
+ERRORED_STATUSES = frozenset({"error", "judge_error"})
+# Statuses that mean "not run yet" (resumable): not scored, shown as unfinished.
+UNFINISHED_STATUSES = frozenset({"interrupted", "missing"})
+SCRIPTED_MARK = "scripted replies — not a model's result"
 
-
-class RecordError(ValueError):
-    """A malformed record; the message names the file and field."""
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{path}: invalid JSON ({exc})") from exc
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """JSON lines; a truncated last line (crash mid-append) is skipped, other bad lines are errors."""
-    if not path.is_file():
-        return []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    rows: list[dict[str, Any]] = []
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            if i == len(lines) - 1:
-                log.warning("%s: ignoring truncated last line", path)
-                continue
-            raise RecordError(f"{path}:{i + 1}: invalid JSON line ({exc})") from exc
-    return rows
+__all__ = ["CAB", "LOCOEVAL", "RecordError", "RunRecord", "RunSet", "SampleRecord", "load_run", "load_runs"]
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -72,6 +59,11 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _section(config: dict[str, Any], name: str) -> dict[str, Any]:
+    node = config.get(name)
+    return node if isinstance(node, dict) else {}
+
+
 @dataclass
 class SampleRecord:
     """One sample (LoCoEval conversation or CAB issue) of one run."""
@@ -82,7 +74,7 @@ class SampleRecord:
 
     @property
     def sample_id(self) -> str:
-        return str(self.result.get("sample_id") or self.path.name)
+        return str(self.result.get("sample_id") or self.result.get("task_id") or self.path.name)
 
     @property
     def status(self) -> str:
@@ -90,30 +82,52 @@ class SampleRecord:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == rec.OK
+
+    @property
+    def excluded_reason(self) -> str | None:
+        """Why this sample is out of the comparison for every method (None: it is not)."""
+        reason = self.result.get("excluded_reason")
+        if reason:
+            return str(reason)
+        return self.status if self.status in EXCLUDING_STATUSES else None
+
+    @property
+    def errored(self) -> bool:
+        """Scored as a failure: crashed after the run's retries or a judgment that still failed."""
+        if self.ok or self.excluded_reason:
+            return False
+        return self.status in ERRORED_STATUSES or bool(self.result.get("errored"))
+
+    @property
+    def unfinished(self) -> bool:
+        return not self.ok and not self.errored and not self.excluded_reason
 
     def ledger(self) -> list[dict[str, Any]]:
-        return _read_jsonl(self.path / "ledger.jsonl")
+        return rec.read_ledger(self.path)  # type: ignore[return-value]
 
     def contexts(self) -> list[dict[str, Any]]:
-        return _read_jsonl(self.path / "contexts.jsonl")
+        return rec.read_contexts(self.path)  # type: ignore[return-value]
 
     def conversation(self) -> list[dict[str, Any]]:
-        return _read_jsonl(self.path / "conversation.jsonl")
+        return rec.read_conversation(self.path)  # type: ignore[return-value]
 
     def coverage(self) -> dict[str, Any] | None:
         """The coverage judge's output for this sample (written by ``scripts/coverage.py``)."""
         p = self.path / "coverage.json"
-        return _read_json(p) if p.is_file() else None
+        return rec.read_json(p) if p.is_file() else None
 
     @cached_property
     def token_summary(self) -> dict[str, float]:
-        return summarise_events(self.ledger())
+        out = summarise_events(self.ledger())
+        if not out["n_events"] and self.result.get("cost_usd") is not None:
+            out["cost_usd_all"] = float(self.result.get("cost_usd") or 0.0)  # no ledger: the result's total
+        return out
 
 
 @dataclass
 class RunRecord:
-    """One run directory ``results/<benchmark>/<backbone>/<method>/<run_id>/``."""
+    """One run directory ``results/<benchmark>/<backbone>/<method>/<run_id>/`` (all its shards)."""
 
     path: Path
     benchmark: str
@@ -126,69 +140,189 @@ class RunRecord:
     summary: dict[str, Any] = field(default_factory=dict)
     samples: list[SampleRecord] = field(default_factory=list)
     unfinished: list[str] = field(default_factory=list)  # sample folders without result.json
+    shards: list[dict[str, Any]] = field(default_factory=list)  # per-shard manifests (sharded runs)
+    models: dict[str, str | None] = field(default_factory=dict)  # {backbone, user, judge} model ids
+    backbone_name: str = ""  # the conf/backbone name (``backbone`` may carry @model when names collide)
+    problems: list[str] = field(default_factory=list)  # inconsistencies found while loading
 
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.benchmark, self.backbone, self.method, self.run_id)
 
+    @property
+    def scripted(self) -> bool:
+        """Whether any model this run called was a scripted test hook (never a benchmark number)."""
+        return bool(self.manifest.get("scripted")) or rec.is_scripted(self.models)
 
-def _family(config: dict[str, Any], benchmark: str, first_result: dict[str, Any] | None) -> str:
-    runner = str((config.get("benchmark") or {}).get("runner") or "")
-    if ".cab." in runner or benchmark == CAB:
+    @property
+    def budgets(self) -> dict[str, Any]:
+        """ReConMem retrieval budgets (k1, k2, k31, k32) the run used: the manifest's ``budgets``, else
+        resolved from config.yaml as the method resolves them (explicit ``method.manager.k*``, then
+        ``method.budgets_by_backbone``, then the method's defaults); {} for methods without budgets."""
+        keys = ("k1", "k2", "k31", "k32")
+        if isinstance(self.manifest.get("budgets"), dict) and self.manifest["budgets"]:
+            return {k: v for k, v in self.manifest["budgets"].items() if k in keys}
+        method = _section(self.config, "method")
+        manager = _section(method, "manager")
+        table = method.get("budgets_by_backbone") or manager.get("budgets_by_backbone")
+        if not any(k in manager for k in keys) and not isinstance(table, dict):
+            return {}
+        explicit = {k: manager.get(k) for k in keys if not isinstance(manager.get(k), (dict, list))}
+        try:
+            from reconmem.memory.method import resolve_budgets
+
+            return dict(resolve_budgets(explicit, table if isinstance(table, dict) else None, self.backbone_name))
+        except (ImportError, ValueError, TypeError):  # an old record the method cannot read: what is explicit
+            return {k: v for k, v in explicit.items() if v is not None}
+
+
+def _family(manifest: dict[str, Any], config: dict[str, Any], benchmark: str,
+            first_result: dict[str, Any] | None) -> str:
+    """The record family: the manifest says it; old records (no ``family``) fall back to the
+    benchmark name, then the runner path, then the shape of the first result."""
+    fam = manifest.get("family")
+    if fam in (LOCOEVAL, CAB):
+        return str(fam)
+    if benchmark == CAB:
         return CAB
-    if ".locoeval." in runner or benchmark in (LOCOEVAL, "demo"):
+    if benchmark in (LOCOEVAL, "demo"):
+        return LOCOEVAL
+    runner = str(_section(config, "benchmark").get("runner") or _section(config, "benchmark").get("_target_") or "")
+    if ".cab." in runner:  # legacy records only (no manifest family)
+        return CAB
+    if ".locoeval." in runner:
         return LOCOEVAL
     if first_result is not None:
         if "verdict" in first_result or "verbosity" in first_result:
             return CAB
-        if "subset" in first_result or "tasks" in first_result:
-            return LOCOEVAL
     return LOCOEVAL
 
 
+def _models(manifest: dict[str, Any], config: dict[str, Any], family: str) -> dict[str, str | None]:
+    """Model ids the run called: the manifest's ``models``; old records: the resolved config."""
+    models = manifest.get("models")
+    if isinstance(models, dict) and models.get("backbone"):
+        return {"backbone": models.get("backbone"), "user": models.get("user"), "judge": models.get("judge")}
+    pick = lambda sec: (str(_section(config, sec).get("model")) if _section(config, sec).get("model") else None)  # noqa: E731
+    return {"backbone": pick("backbone"), "user": pick("user_backbone"),
+            "judge": pick("judge_backbone") if family == CAB else None}
+
+
+# Manifest fields that must agree across the shards of one run (else the merge is reported).
+_SHARD_AGREE = ("benchmark", "method", "backbone", "run_id", "models", "hide_task_tests", "git_rev", "packages",
+                "data_checksums", "budgets")
+
+
+def _parse_shard(text: Any) -> tuple[int, int] | None:
+    try:
+        i, n = str(text).split("/")
+        return int(i), int(n)
+    except (TypeError, ValueError):
+        return None
+
+
+def merge_shard_manifests(path: Path, shards: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+    """One manifest from the shard manifests of a run directory, and the problems found
+    (fields that differ between shards, missing shards)."""
+    problems: list[str] = []
+    merged: dict[str, Any] = dict(shards[0])
+    for key in _SHARD_AGREE:
+        values = {repr(s.get(key)) for s in shards}
+        if len(values) > 1:
+            problems.append(f"{path}: shards disagree on manifest '{key}' ({len(values)} values)")
+    started = sorted(str(s.get("started")) for s in shards if s.get("started"))
+    if started:
+        merged["started"] = started[0]
+    parsed = [p for p in (_parse_shard(s.get("shard")) for s in shards) if p]
+    n = max((p[1] for p in parsed), default=len(shards))
+    have = sorted({p[0] for p in parsed})
+    missing = [i for i in range(1, n + 1) if i not in have] if parsed else []
+    if missing:
+        problems.append(f"{path}: shard(s) {', '.join(f'{i}/{n}' for i in missing)} have no manifest "
+                        "(their samples are missing or unfinished)")
+    merged["shard"] = None
+    merged["n_shards"] = n
+    merged["shards_present"] = [f"{i}/{n}" for i in have]
+    merged["n_selected"] = sum(int(s.get("n_selected") or 0) for s in shards) or merged.get("n_selected")
+    merged["command"] = "; ".join(dict.fromkeys(str(s.get("command")) for s in shards if s.get("command")))
+    merged["scripted"] = any(bool(s.get("scripted")) for s in shards)
+    return merged, problems
+
+
+def merge_shard_summaries(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Counts and costs summed over shard summaries (informational; the analysis recomputes)."""
+    out: dict[str, Any] = {}
+    for s in summaries:
+        for k, v in s.items():
+            if isinstance(v, bool):
+                out.setdefault(k, v)
+            elif isinstance(v, (int, float)) and (k.startswith("n_") or k in ("json_failures", "cost_usd")):
+                out[k] = out.get(k, 0) + v
+            elif k == "status_counts" and isinstance(v, dict):
+                agg = out.setdefault(k, {})
+                for st, c in v.items():
+                    agg[st] = agg.get(st, 0) + int(c)
+            else:
+                out.setdefault(k, v)
+    out["shard"] = None
+    return out
+
+
 def load_run(path: str | Path) -> RunRecord:
-    """Load one run directory (it must contain ``samples/``)."""
+    """Load one run directory (it must contain ``samples/``); shard manifests are merged."""
     path = Path(path)
-    samples_dir = path / "samples"
+    samples_dir = path / rec.SAMPLES
     if not samples_dir.is_dir():
         raise RecordError(f"{path}: not a run directory (no samples/ folder)")
-    config = _read_yaml(path / "config.yaml")
-    manifest = _read_json(path / "manifest.json") if (path / "manifest.json").is_file() else {}
-    summary = _read_json(path / "summary.json") if (path / "summary.json").is_file() else {}
+    config = _read_yaml(path / rec.CONFIG)
+    manifest = dict(rec.read_manifest(path))
+    shard_manifests = [rec.read_json(p) for p in rec.shard_files(path, "manifest")]
+    problems: list[str] = []
+    if shard_manifests:
+        merged, problems = merge_shard_manifests(path, shard_manifests)
+        manifest = {**merged, **manifest} if manifest else merged
+        if manifest.get("shard") and manifest.get("n_shards") is None:
+            manifest["n_shards"] = merged["n_shards"]
+    summary = dict(rec.read_summary(path))
+    shard_summaries = [rec.read_json(p) for p in rec.shard_files(path, "summary")]
+    if shard_summaries and not summary:
+        summary = merge_shard_summaries(shard_summaries)
     parts = path.resolve().parts
     fallback = dict(zip(("benchmark", "backbone", "method", "run_id"), parts[-4:])) if len(parts) >= 4 else {}
 
     def pick(section: str, key: str, default_key: str) -> str:
-        node = config.get(section) or {}
-        value = node.get(key) if isinstance(node, dict) else None
-        value = value if value is not None else fallback.get(default_key)
+        value = manifest.get(default_key)
         if value is None:
-            raise RecordError(f"{path}: cannot tell the {default_key} (no config.yaml {section}.{key}, path too short)")
+            value = _section(config, section).get(key)
+        if value is None:
+            value = fallback.get(default_key)
+        if value is None:
+            raise RecordError(f"{path}: cannot tell the {default_key} (no manifest '{default_key}', "
+                              f"no config.yaml {section}.{key}, path too short)")
         return str(value)
 
     benchmark = pick("benchmark", "name", "benchmark")
     backbone = pick("backbone", "name", "backbone")
     method = pick("method", "name", "method")
     run_id = pick("run", "run_id", "run_id")
-    labels.remember_label("method", method, (config.get("method") or {}).get("label"))
-    labels.remember_label("backbone", backbone, (config.get("backbone") or {}).get("label"))
+    mlabels = manifest.get("model_labels") if isinstance(manifest.get("model_labels"), dict) else {}
+    labels.remember_label("method", method, _section(config, "method").get("label") or mlabels.get("method"))
+    labels.remember_label("backbone", backbone, _section(config, "backbone").get("label") or mlabels.get("backbone"))
 
-    samples: list[SampleRecord] = []
-    unfinished: list[str] = []
     run = RunRecord(path=path, benchmark=benchmark, backbone=backbone, method=method, run_id=run_id,
-                    family=LOCOEVAL, config=config, manifest=manifest, summary=summary)
+                    family=LOCOEVAL, config=config, manifest=manifest, summary=summary, shards=shard_manifests,
+                    backbone_name=backbone, problems=problems)
     for d in sorted(p for p in samples_dir.iterdir() if p.is_dir()):
-        rp = d / "result.json"
+        rp = d / rec.RESULT
         if not rp.is_file():
-            unfinished.append(d.name)
+            run.unfinished.append(d.name)
             continue
-        result = _read_json(rp)
+        result = rec.read_json(rp)
         if not isinstance(result, dict):
             raise RecordError(f"{rp}: expected a JSON object")
-        samples.append(SampleRecord(run=run, path=d, result=result))
-    run.samples = samples
-    run.unfinished = unfinished
-    run.family = _family(config, benchmark, samples[0].result if samples else None)
+        run.samples.append(SampleRecord(run=run, path=d, result=result))
+    run.family = _family(manifest, config, benchmark, run.samples[0].result if run.samples else None)
+    run.models = _models(manifest, config, run.family)
     return run
 
 
@@ -197,15 +331,19 @@ def discover_run_dirs(root: str | Path) -> list[Path]:
     root = Path(root)
     if not root.exists():
         raise RecordError(f"{root}: no such file or directory")
-    if (root / "samples").is_dir():
+    if (root / rec.SAMPLES).is_dir():
         return [root]
     found: list[Path] = []
     for dirpath, dirnames, _ in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        if "samples" in dirnames and Path(dirpath, "samples").is_dir():
+        if rec.SAMPLES in dirnames and Path(dirpath, rec.SAMPLES).is_dir():
             found.append(Path(dirpath))
             dirnames[:] = []  # a run's samples are not runs
     return found
+
+
+def _placeholder_tasks(n: int) -> list[dict[str, Any]]:
+    return [{"req_id": f"#{i + 1}", "namespace": None, "outcome": "not_run", "passed": False} for i in range(n)]
 
 
 @dataclass
@@ -225,8 +363,12 @@ class RunSet:
                 if (benchmark is None or r.benchmark == benchmark) and (family is None or r.family == family)
                 and (backbone is None or r.backbone == backbone) and (method is None or r.method == method)]
 
+    @property
+    def scripted_runs(self) -> list[RunRecord]:
+        return [r for r in self.runs if r.scripted]
+
     def merged_samples(self, benchmark: str | None = None, **kw: Any) -> list[SampleRecord]:
-        """One record per (benchmark, backbone, method, sample id) across run ids.
+        """One record per (benchmark, backbone, method, sample id) across run ids and shards.
 
         Several run ids of the same setting are merged sample by sample (an ``ok`` record wins over
         others, then the newest run by manifest ``started``); duplicates are noted in ``warnings``.
@@ -250,22 +392,86 @@ class RunSet:
                     self.warnings.append(msg)
         return list(chosen.values())
 
+    # ------------------------------------------------------------------ what is counted
+    def excluded(self, benchmark: str) -> dict[str, str]:
+        """Sample id -> reason, for samples excluded for every method and backbone of ``benchmark``
+        (an excluding status in any of its runs, e.g. ``init_failed in full, mem0``)."""
+        seen: dict[str, dict[str, list[str]]] = {}
+        for s in self.merged_samples(benchmark):
+            reason = s.excluded_reason
+            if reason:
+                seen.setdefault(s.sample_id, {}).setdefault(reason, []).append(
+                    f"{s.run.backbone}/{s.run.method}")
+        return {sid: "; ".join(f"{reason} in {', '.join(sorted(where))}" for reason, where in sorted(by.items()))
+                for sid, by in sorted(seen.items())}
+
+    def scored_samples(self, benchmark: str | None = None, *, family: str | None = None) -> list[SampleRecord]:
+        """Samples that enter the scores: ok or errored, and not excluded for the benchmark."""
+        out = []
+        excluded: dict[str, dict[str, str]] = {}
+        for s in self.merged_samples(benchmark, family=family):
+            ex = excluded.setdefault(s.run.benchmark, self.excluded(s.run.benchmark))
+            if s.sample_id in ex or not (s.ok or s.errored):
+                continue
+            out.append(s)
+        return out
+
+    def _task_lists(self, benchmark: str | None) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        """(benchmark, sample id) -> a recorded task list (to name the tasks of an errored sample
+        that recorded none, as old runners wrote them)."""
+        out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for s in self.merged_samples(benchmark, family=LOCOEVAL):
+            tasks = s.result.get("tasks")
+            if isinstance(tasks, list) and tasks and all("req_id" in t for t in tasks):
+                out.setdefault((s.run.benchmark, s.sample_id), tasks)
+        return out
+
+    def sample_tasks(self, s: SampleRecord, known: dict[tuple[str, str], list[dict[str, Any]]] | None = None
+                     ) -> list[dict[str, Any]]:
+        """The tasks a scored sample counts: its own for ``ok``; for an errored one every task of
+        the sample as failed (its recorded list, else another run's list of the same sample, else
+        ``n_tasks`` placeholders ``#1..``)."""
+        tasks = s.result.get("tasks")
+        if s.ok:
+            if not isinstance(tasks, list):
+                raise RecordError(f"{s.path / rec.RESULT}: status ok but no 'tasks' list")
+            return tasks
+        if isinstance(tasks, list) and tasks:
+            return [{**t, "passed": False, "outcome": t.get("outcome") or "not_run"} for t in tasks]
+        known = known if known is not None else self._task_lists(s.run.benchmark)
+        borrowed = known.get((s.run.benchmark, s.sample_id))
+        if borrowed:
+            return [{"req_id": t["req_id"], "namespace": t.get("namespace"), "outcome": "not_run", "passed": False}
+                    for t in borrowed]
+        n = s.result.get("n_tasks")
+        if n is None:
+            msg = f"{s.path / rec.RESULT}: errored sample records neither 'tasks' nor 'n_tasks'; it counts 0 tasks"
+            if msg not in self.warnings:
+                self.warnings.append(msg)
+            return []
+        return _placeholder_tasks(int(n))
+
     # ------------------------------------------------------------------ frames
     def samples_frame(self, benchmark: str | None = None, *, family: str | None = None,
                       tokens: bool = True) -> "Any":
-        """One row per sample: keys, status, result fields and per-sample token sums."""
+        """One row per sample: keys, status, ``errored`` / ``excluded_reason``, result fields and
+        per-sample token and cost sums (unfinished folders have no row)."""
         import pandas as pd
 
         rows = []
+        excluded: dict[str, dict[str, str]] = {}
         for s in self.merged_samples(benchmark, family=family):
+            ex = excluded.setdefault(s.run.benchmark, self.excluded(s.run.benchmark))
             r = s.result
             row: dict[str, Any] = {
                 "benchmark": s.run.benchmark, "backbone": s.run.backbone, "method": s.run.method,
                 "run_id": s.run.run_id, "family": s.run.family, "sample_id": s.sample_id,
-                "status": s.status, "error": r.get("error"),
+                "status": s.status, "error": r.get("error"), "errored": s.errored,
+                "excluded_reason": ex.get(s.sample_id), "scored": (s.ok or s.errored) and s.sample_id not in ex,
+                "model": s.run.models.get("backbone"),
             }
             for k, v in r.items():
-                if k in row or k in ("tasks",) or isinstance(v, (dict, list)):
+                if k in row or k in ("tasks", "cost_usd") or isinstance(v, (dict, list)):
                     continue
                 row[k] = v
             if s.run.family == LOCOEVAL:
@@ -275,35 +481,34 @@ class RunSet:
             rows.append(row)
         frame = pd.DataFrame(rows)
         if not frame.empty:
-            tok_cols = [c for c in frame.columns if c.startswith("tok_")]
-            frame[tok_cols] = frame[tok_cols].fillna(0)
+            num_cols = [c for c in frame.columns if c.startswith("tok_") or c.startswith("cost_")
+                        or c in ("n_events", "n_events_without_cost")]
+            frame[num_cols] = frame[num_cols].fillna(0)
         return frame
 
     def tasks_frame(self, benchmark: str | None = None) -> "Any":
-        """One row per task-run of every ok LoCoEval-format sample."""
+        """One row per task of every scored LoCoEval-format sample: an ok sample's tasks as
+        recorded, an errored sample's tasks all failed (``errored`` true, outcome ``not_run``)."""
         import pandas as pd
 
         rows = []
-        for s in self.merged_samples(benchmark, family=LOCOEVAL):
-            if not s.ok:
-                continue
+        known = self._task_lists(benchmark)
+        for s in self.scored_samples(benchmark, family=LOCOEVAL):
             r = s.result
-            tasks = r.get("tasks")
-            if not isinstance(tasks, list):
-                raise RecordError(f"{s.path / 'result.json'}: status ok but no 'tasks' list")
+            tasks = self.sample_tasks(s, known)
             for t in tasks:
-                if "passed" not in t or "req_id" not in t:
-                    raise RecordError(f"{s.path / 'result.json'}: task without 'req_id'/'passed': {t}")
+                if "req_id" not in t or (s.ok and "passed" not in t):
+                    raise RecordError(f"{s.path / rec.RESULT}: task without 'req_id'/'passed': {t}")
                 rows.append({
                     "benchmark": s.run.benchmark, "backbone": s.run.backbone, "method": s.run.method,
                     "run_id": s.run.run_id, "sample_id": s.sample_id, "subset": r.get("subset"),
                     "project": r.get("project"), "repo_cluster": r.get("repo_cluster") or r.get("project"),
                     "n_turns": r.get("n_turns"), "n_tasks": r.get("n_tasks", len(tasks)),
                     "req_id": t["req_id"], "namespace": t.get("namespace"), "outcome": t.get("outcome"),
-                    "passed": bool(t["passed"]),
+                    "passed": bool(t.get("passed")) and s.ok, "errored": s.errored,
                 })
         cols = ["benchmark", "backbone", "method", "run_id", "sample_id", "subset", "project", "repo_cluster",
-                "n_turns", "n_tasks", "req_id", "namespace", "outcome", "passed"]
+                "n_turns", "n_tasks", "req_id", "namespace", "outcome", "passed", "errored"]
         return pd.DataFrame(rows, columns=cols)
 
     def ledger_frame(self, benchmark: str | None = None, *, methods: Sequence[str] | None = None,
@@ -322,7 +527,7 @@ class RunSet:
         return pd.DataFrame(rows)
 
     def manifests(self) -> list[dict[str, Any]]:
-        """One row per run: keys, sample status counts and the manifest fields."""
+        """One row per run: keys, models, sample status counts, cost and the manifest fields."""
         out = []
         for r in self.runs:
             counts: dict[str, int] = {}
@@ -330,10 +535,97 @@ class RunSet:
                 counts[s.status] = counts.get(s.status, 0) + 1
             if r.unfinished:
                 counts["unfinished"] = len(r.unfinished)
-            out.append({"benchmark": r.benchmark, "backbone": r.backbone, "method": r.method, "run_id": r.run_id,
-                        "model": (r.config.get("backbone") or {}).get("model"), "path": str(r.path),
-                        "status_counts": counts, **r.manifest})
+            cost = r.summary.get("cost_usd")
+            if cost is None:
+                cost = sum(s.token_summary.get("cost_usd_all", 0.0) for s in r.samples)
+            out.append({**r.manifest, "benchmark": r.benchmark, "backbone": r.backbone, "method": r.method,
+                        "run_id": r.run_id, "model": r.models.get("backbone"), "user_model": r.models.get("user"),
+                        "judge_model": r.models.get("judge"), "scripted": r.scripted, "path": str(r.path),
+                        "status_counts": counts, "cost_usd": float(cost or 0.0),
+                        "n_shards": r.manifest.get("n_shards") or (len(r.shards) or None),
+                        "budgets": r.budgets or None})
         return out
+
+    def budgets(self, benchmark: str | None = None) -> dict[tuple[str, str], dict[str, Any]]:
+        """(backbone, method) -> the retrieval budgets its runs recorded (Table 6); runs of one
+        setting with different budgets are reported in ``warnings`` (the newest run's win)."""
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        for r in sorted(self.select(benchmark), key=lambda r: str(r.manifest.get("started") or "")):
+            b = r.budgets
+            if not b:
+                continue
+            key = (r.backbone, r.method)
+            if key in out and out[key] != b:
+                msg = f"{r.benchmark}/{r.backbone}/{r.method}: runs used different budgets ({out[key]} and {b})"
+                if msg not in self.warnings:
+                    self.warnings.append(msg)
+            out[key] = b
+        return out
+
+    # ------------------------------------------------------------------ validity
+    def validity(self, benchmark: str) -> "Any":
+        """One row per (backbone, method) of ``benchmark``: what it was scored on.
+
+        Columns: backbone, method, model, user_model, judge_model, scripted, run_ids, selected
+        (manifest ``n_selected``), records, scored samples, tasks (LoCoEval), errored, excluded and
+        why (for every method alike), unfinished (no result / interrupted), missing (scored for
+        another method of the backbone, no record here)."""
+        import pandas as pd
+
+        runs = self.select(benchmark)
+        excluded = self.excluded(benchmark)
+        merged = self.merged_samples(benchmark)
+        known = self._task_lists(benchmark)
+        universe: dict[str, set[str]] = {}
+        for s in merged:
+            if (s.ok or s.errored) and s.sample_id not in excluded:
+                universe.setdefault(s.run.backbone, set()).add(s.sample_id)
+        rows = []
+        for bb in labels.order_backbones({r.backbone for r in runs}):
+            for m in labels.order_methods({r.method for r in runs if r.backbone == bb}):
+                group = [r for r in runs if r.backbone == bb and r.method == m]
+                mine = [s for s in merged if s.run.backbone == bb and s.run.method == m]
+                scored = [s for s in mine if (s.ok or s.errored) and s.sample_id not in excluded]
+                have = {s.sample_id for s in mine}
+                unfinished_ids = {s.sample_id for s in mine if s.unfinished} | {
+                    u for r in group for u in r.unfinished}
+                n_tasks = (sum(len(self.sample_tasks(s, known)) for s in scored)
+                           if group[0].family == LOCOEVAL else None)
+                mine_excluded = sorted(sid for sid in have if sid in excluded)
+                models = group[0].models
+                rows.append({
+                    "benchmark": benchmark, "backbone": bb, "method": m, "model": models.get("backbone"),
+                    "user_model": models.get("user"), "judge_model": models.get("judge"),
+                    "scripted": any(r.scripted for r in group),
+                    "run_ids": ", ".join(sorted({r.run_id + (f" ({r.manifest.get('n_shards')} shards)"
+                                                             if r.manifest.get("n_shards") else "") for r in group})),
+                    "selected": sum(int(r.manifest.get("n_selected") or 0) for r in group) or None,
+                    "records": len(mine), "scored": len(scored), "tasks": n_tasks,
+                    "errored": sum(1 for s in scored if s.errored),
+                    "excluded": len(mine_excluded),
+                    "excluded_why": "; ".join(f"{sid}: {excluded[sid]}" for sid in mine_excluded),
+                    "unfinished": len(unfinished_ids),
+                    "missing": len(universe.get(bb, set()) - have),
+                })
+        return pd.DataFrame(rows)
+
+
+def _split_backbones_by_model(runs: list[RunRecord], warnings: list[str]) -> None:
+    """Runs that share a backbone config name but called different models get distinct backbone
+    keys (``name@model``) so their numbers are never pooled under one row label."""
+    by_name: dict[tuple[str, str], set[str]] = {}
+    for r in runs:
+        by_name.setdefault((r.benchmark, r.backbone), set()).add(str(r.models.get("backbone")))
+    for (bench, name), models in by_name.items():
+        if len(models) > 1:
+            warnings.append(f"{bench}: backbone '{name}' was run with different models ({', '.join(sorted(models))}); "
+                            "their rows are kept apart")
+            for r in runs:
+                if r.benchmark == bench and r.backbone == name:
+                    r.backbone = f"{name}@{r.models.get('backbone')}"
+                    labels.remember_label("backbone", r.backbone, labels.backbone_config_label(name))
+    for r in runs:
+        labels.remember_model(r.backbone, r.models.get("backbone"))
 
 
 def load_runs(paths: str | Path | Iterable[str | Path]) -> RunSet:
@@ -350,7 +642,12 @@ def load_runs(paths: str | Path | Iterable[str | Path]) -> RunSet:
             seen.add(rd)
             runs.append(load_run(d))
     runset = RunSet(runs=runs)
+    _split_backbones_by_model(runs, runset.warnings)
     for r in runs:
+        runset.warnings.extend(r.problems)
         if r.unfinished:
             runset.warnings.append(f"{r.path}: {len(r.unfinished)} unfinished sample(s) (no result.json) ignored")
+        for s in r.samples:
+            if s.status in UNFINISHED_STATUSES:
+                runset.warnings.append(f"{s.path}: status {s.status} (not scored; resume the run)")
     return runset

@@ -31,6 +31,15 @@ class Table:
     blocks: list[Block] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    def mark(self, text: str) -> "Table":
+        """Stamp the table visibly (title, every block heading, a note), e.g. scripted replies."""
+        if text not in self.title:
+            self.title = f"{self.title} [{text}]"
+            for b in self.blocks:
+                b.heading = f"{b.heading} [{text}]" if b.heading else f"[{text}]"
+            self.notes.insert(0, f"**{text}**")
+        return self
+
     def to_markdown(self) -> str:
         out = [f"### {self.title}", ""]
         for b in self.blocks:
@@ -54,7 +63,7 @@ class Table:
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write ``<name>.md``, ``<name>.tex`` and ``<name>.csv`` atomically; returns the paths."""
-        from benchmarks.runs import atomic_write_text
+        from benchmarks.records import atomic_write_text
 
         out_dir = Path(out_dir)
         return [atomic_write_text(out_dir / f"{self.name}.md", self.to_markdown()),
@@ -91,6 +100,20 @@ def fmt_tokens_k(x: Any) -> str:
 
 def fmt_int(x: Any) -> str:
     return MISSING if is_missing(x) else f"{float(x):,.2f}"
+
+
+def fmt_usd(x: Any) -> str:
+    """Dollars: ``$1.23``, four decimals below one dollar (``$0.0123``), ``$0`` for zero."""
+    if is_missing(x):
+        return MISSING
+    v = float(x)
+    if v == 0:
+        return "$0"
+    return f"${v:,.2f}" if abs(v) >= 1 else f"${v:.4f}"
+
+
+def fmt_count(x: Any) -> str:
+    return MISSING if is_missing(x) else str(int(x))
 
 
 def fmt_delta(x: Any, digits: int = 3) -> str:

@@ -4,8 +4,15 @@
     report = build_report(["results/locoeval", "results/cab"], "reports/latest")
 
 Output layout: ``<out>/report.md`` and one folder per benchmark (``<out>/<benchmark>/table1.md``
-...). An artefact whose inputs do not exist is listed under "Not produced" with the reason; an
-artefact whose builder fails is listed with the error and makes ``report.failed`` true.
+...). ``report.md`` opens with a validity block per (benchmark, backbone, method): samples and
+tasks scored, errored, excluded and why, unfinished / missing, the run ids and the models (backbone,
+user, judge) used. An artefact whose inputs do not exist is listed under "Not produced" with the
+reason; an artefact whose builder fails is listed with the error and makes ``report.failed`` true.
+
+Runs whose backbone, user or judge was scripted (``scripted/...`` test hooks) are refused
+(:class:`ScriptedRunsError`) unless ``allow_scripted=True``; then every table and figure is
+stamped "scripted replies — not a model's result". Shards of one run directory are merged by the
+loader, so a sharded run gives the same tables as an unsharded run of the same samples.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from benchmarks.analysis import labels
-from benchmarks.analysis.records import CAB, LOCOEVAL, RunSet, load_runs
+from benchmarks.analysis.records import CAB, LOCOEVAL, SCRIPTED_MARK, RecordError, RunSet, load_runs
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +40,15 @@ class Artefact:
     markdown: str | None = None  # a table's Markdown, embedded in report.md
 
 
+class ScriptedRunsError(RecordError):
+    """The records include runs whose replies were scripted and the caller did not allow them."""
+
+
 @dataclass
 class Report:
     out_dir: Path
     runs: RunSet
+    mark: str | None = None  # stamped on every table and figure (scripted replies)
     artefacts: list[Artefact] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -68,12 +80,14 @@ def _step(report: Report, benchmark: str, name: str, fn: Callable[[], Artefact |
 
 
 def _write_csv(frame: Any, path: Path) -> Path:
-    from benchmarks.runs import atomic_write_text
+    from benchmarks.records import atomic_write_text
 
     return atomic_write_text(path, frame.to_csv(index=False))
 
 
-def _table_artefact(benchmark: str, table: Any, out: Path, description: str) -> Artefact:
+def _table_artefact(benchmark: str, table: Any, out: Path, description: str, mark: str | None = None) -> Artefact:
+    if mark:
+        table.mark(mark)
     return Artefact(benchmark, table.name, description, table.write(out), table.to_markdown())
 
 
@@ -82,40 +96,43 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
     from benchmarks.analysis import coverage as cov
     from benchmarks.analysis import figures, tables
 
+    mark = report.mark
     tasks = runs.tasks_frame(benchmark)
     samples = runs.samples_frame(benchmark, family=LOCOEVAL)
     methods_present = set(samples["method"]) if not samples.empty else set()
 
     def need_tasks() -> None:
         if tasks.empty:
-            raise Skip("no ok LoCoEval samples")
+            raise Skip("no scored LoCoEval samples")
 
     def t1() -> Artefact:
         need_tasks()
         return _table_artefact(benchmark, tables.table1(tasks, samples, n_resamples=n_resamples, seed=seed), out,
-                               "Pass@1 and CR, Δ vs the strongest baseline, paired bootstrap")
+                               "Pass@1 (errored counted) and CR, Δ vs the strongest baseline, paired bootstrap", mark)
 
     def t3() -> Artefact:
         if samples.empty or not (samples["status"] == "ok").any():
             raise Skip("no ok LoCoEval samples")
-        return _table_artefact(benchmark, tables.table3(samples), out, "end-to-end tokens per conversation")
+        return _table_artefact(benchmark, tables.table3(samples), out, "end-to-end tokens and cost per conversation",
+                               mark)
 
     def t4() -> Artefact:
         if samples.empty or not ((samples["method"] == labels.PROPOSED) & (samples["status"] == "ok")).any():
             raise Skip(f"no ok samples of method '{labels.PROPOSED}'")
-        return _table_artefact(benchmark, tables.table4(samples), out, "ReConMem's token breakdown by stage")
+        return _table_artefact(benchmark, tables.table4(samples), out, "ReConMem's token breakdown by stage", mark)
 
     def t6() -> Artefact:
         if not methods_present & set(labels.ABLATIONS):
             raise Skip("no ablation runs (reconmem_wo_*)")
-        return _table_artefact(benchmark, tables.table6(tasks, samples), out, "ablations")
+        return _table_artefact(benchmark, tables.table6(tasks, samples, budgets=runs.budgets(benchmark)), out,
+                               "ablations with their CR and budgets", mark)
 
     def f5() -> Artefact:
         ledger = runs.ledger_frame(benchmark, methods=[labels.PROPOSED, "full"])
         data = figures.per_turn_tokens(ledger)
         if data.empty:
             raise Skip("no ledger events of reconmem / full")
-        paths = [_write_csv(data, out / "fig5_per_turn_tokens.csv"), *figures.figure5(data, out)]
+        paths = [_write_csv(data, out / "fig5_per_turn_tokens.csv"), *figures.figure5(data, out, mark=mark)]
         return Artefact(benchmark, "fig5", "per-turn tokens of ReConMem and Full", paths)
 
     def f6() -> Artefact:
@@ -126,7 +143,10 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
         if summary.empty:
             raise Skip("no task-run with a complete coverage judgment")
         table = cov.coverage_table(summary)
-        paths = [*table.write(out), _write_csv(frame, out / "coverage_task_runs.csv"), *figures.figure6(summary, out)]
+        if mark:
+            table.mark(mark)
+        paths = [*table.write(out), _write_csv(frame, out / "coverage_task_runs.csv"),
+                 *figures.figure6(summary, out, mark=mark)]
         return Artefact(benchmark, "fig6", "GT-item coverage and complementarity with cluster-bootstrap CIs", paths,
                         table.to_markdown())
 
@@ -141,7 +161,8 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
         points = tsne_mod.tsne_points(items, embed=embed, seed=seed)
         if points.empty:
             raise Skip("fewer than 3 retrieved items per panel")
-        paths = [_write_csv(points.drop(columns=["text"]), out / "fig7_tsne.csv"), *tsne_mod.figure7(points, out)]
+        paths = [_write_csv(points.drop(columns=["text"]), out / "fig7_tsne.csv"),
+                 *tsne_mod.figure7(points, out, mark=mark)]
         return Artefact(benchmark, "fig7", "t-SNE of retrieved semantic / structural contexts by query branch", paths)
 
     def f8() -> Artefact:
@@ -149,7 +170,7 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
         by_k = figures.pass_by_group(tasks, "k")
         by_l = figures.pass_by_group(tasks, "l")
         paths = [_write_csv(by_k, out / "fig8_by_k.csv"), _write_csv(by_l, out / "fig8_by_l.csv"),
-                 *figures.figure8(by_k, by_l, out)]
+                 *figures.figure8(by_k, by_l, out, mark=mark)]
         return Artefact(benchmark, "fig8", "Pass@1 by tasks per conversation k and length interval l", paths)
 
     for name, fn in (("table1", t1), ("table3", t3), ("table4", t4), ("table6", t6), ("fig5", f5), ("fig6", f6),
@@ -168,22 +189,34 @@ def _cab(report: Report, runs: RunSet, benchmark: str, out: Path) -> None:
         return cab_tables.cab_summary(records)
 
     def t2() -> Artefact:
-        return _table_artefact(benchmark, cab_tables.table2(summary()), out, "CAB correctness, verbosity, turns")
+        return _table_artefact(benchmark, cab_tables.table2(summary()), out, "CAB correctness, verbosity, turns",
+                               report.mark)
 
     def t5() -> Artefact:
-        return _table_artefact(benchmark, cab_tables.table5(summary()), out, "CAB tokens per issue and per turn")
+        return _table_artefact(benchmark, cab_tables.table5(summary()), out,
+                               "CAB tokens and cost per issue and per turn", report.mark)
 
     _step(report, benchmark, "table2", t2)
     _step(report, benchmark, "table5", t5)
 
 
 def build_report(paths: str | Path | Sequence[str | Path], out_dir: str | Path, *, n_resamples: int = 2000,
-                 seed: int = 0, embed: Callable | None = None, tsne: bool = True, command: str | None = None) -> Report:
-    """Load every run under ``paths`` and write all possible artefacts and ``report.md`` to ``out_dir``."""
+                 seed: int = 0, embed: Callable | None = None, tsne: bool = True, command: str | None = None,
+                 allow_scripted: bool = False) -> Report:
+    """Load every run under ``paths`` and write all possible artefacts and ``report.md`` to ``out_dir``.
+
+    Raises :class:`ScriptedRunsError` when a run's backbone, user or judge was scripted and
+    ``allow_scripted`` is false (nothing is written)."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     runs = load_runs(paths)
-    report = Report(out_dir=out_dir, runs=runs)
+    scripted = runs.scripted_runs
+    if scripted and not allow_scripted:
+        first = scripted[0]
+        who = ", ".join(f"{k}={v}" for k, v in first.models.items() if str(v or "").startswith("scripted/")) or "scripted"
+        raise ScriptedRunsError(f"{first.path}: {len(scripted)} run(s) used scripted replies ({who}); these are not a "
+                                "model's result — pass --allow-scripted to build a report marked as such")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = Report(out_dir=out_dir, runs=runs, mark=SCRIPTED_MARK if scripted else None)
     if not runs.runs:
         report.skipped.append(f"no run directories found under {paths}")
     for b in runs.benchmarks(LOCOEVAL):
@@ -200,23 +233,74 @@ def _md(s: Any) -> str:
     return str(s if s is not None else "—").replace("|", "\\|").replace("\n", " ")
 
 
+def validity_lines(runs: RunSet) -> list[str]:
+    """The report's opening block: per (benchmark, backbone, method) what was scored."""
+    from benchmarks.analysis.render import fmt_usd
+
+    lines = ["## Validity", "",
+             "What every number below was computed over (docs/RECORDS.md \"What is counted\"): scored = ok + "
+             "errored samples; an errored sample (still failing after the run's retries) counts its tasks as failed "
+             "(LoCoEval) or the issue as incorrect (CAB); an excluded sample is out for every method alike; "
+             "unfinished = no result yet (or interrupted); missing = scored for another method of the backbone but "
+             "no record here.", ""]
+    cost_by_key: dict[tuple[str, str, str], float] = {}
+    for m in runs.manifests():
+        k = (m["benchmark"], m["backbone"], m["method"])
+        cost_by_key[k] = cost_by_key.get(k, 0.0) + float(m.get("cost_usd") or 0.0)
+    for bench in runs.benchmarks():
+        v = runs.validity(bench)
+        lines += [f"### {bench}", "",
+                  "| backbone (model) | method | user model | judge model | run ids | selected | scored samples | "
+                  "tasks | errored | excluded (why) | unfinished | missing | cost (USD) |",
+                  "|---|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|"]
+        for _, r in v.iterrows():
+            excl = str(int(r["excluded"])) + (f" ({r['excluded_why']})" if r["excluded_why"] else "")
+            row = [labels.backbone_label(r["backbone"]) + (" **[scripted]**" if r["scripted"] else ""),
+                   labels.method_label(r["method"]), r["user_model"], r["judge_model"], r["run_ids"],
+                   "—" if r["selected"] is None or r["selected"] != r["selected"] else int(r["selected"]),
+                   int(r["scored"]), "—" if r["tasks"] is None or r["tasks"] != r["tasks"] else int(r["tasks"]),
+                   int(r["errored"]), excl, int(r["unfinished"]), int(r["missing"]),
+                   fmt_usd(cost_by_key.get((bench, r["backbone"], r["method"]), 0.0))]
+            lines.append("| " + " | ".join(_md(x) for x in row) + " |")
+        lines.append("")
+    models: dict[str, set[str]] = {"backbone": set(), "user": set(), "judge": set()}
+    for r in runs.runs:
+        for role in models:
+            if r.models.get(role):
+                models[role].add(str(r.models[role]))
+    lines += ["Models called (from the run manifests): " + "; ".join(
+        f"{role}: {', '.join(f'`{m}`' for m in sorted(ms)) or '—'}" for role, ms in models.items()), ""]
+    no_cost = sum(int(s.token_summary.get("n_events_without_cost", 0)) for r in runs.runs for s in r.samples)
+    if no_cost:
+        lines += [f"Cost: {no_cost} ledger events carry no `cost_usd` and count as $0 (records written before "
+                  "pricing, or a model the price map lacks).", ""]
+    return lines
+
+
 def write_index(report: Report, paths: Any, *, command: str | None = None) -> Path:
-    from benchmarks.runs import atomic_write_text
+    from benchmarks.records import atomic_write_text
 
     out = report.out_dir
     lines = ["# ReConMem harness report", "",
              f"Generated {datetime.now(timezone.utc).isoformat(timespec='seconds')} by "
              f"`{command or ' '.join(sys.argv)}` from {', '.join(f'`{p}`' for p in ([paths] if isinstance(paths, (str, Path)) else paths))}.",
              ""]
+    if report.mark:
+        lines += [f"> **{report.mark.upper()}**: {len(report.runs.scripted_runs)} run(s) used scripted replies "
+                  "(built with --allow-scripted). Every table and figure is marked.", ""]
+    lines += validity_lines(report.runs)
     manifests = report.runs.manifests()
     lines += ["## Runs", "",
-              "| benchmark | backbone | model | method | run_id | samples | git_rev | dirty | started | python | command |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| benchmark | backbone | model | user model | judge model | method | run_id | shards | samples | "
+              "cost (USD) | git_rev | dirty | started | python | command |",
+              "|---|---|---|---|---|---|---|---|---|---:|---|---|---|---|---|"]
     for m in manifests:
         counts = ", ".join(f"{k}: {v}" for k, v in sorted(m["status_counts"].items())) or "none"
         rev = (m.get("git_rev") or "—")[:12]
-        lines.append("| " + " | ".join(_md(x) for x in (m["benchmark"], m["backbone"], m.get("model"), m["method"],
-                                                          m["run_id"], counts,
+        lines.append("| " + " | ".join(_md(x) for x in (m["benchmark"], m["backbone"], m.get("model"),
+                                                          m.get("user_model"), m.get("judge_model"), m["method"],
+                                                          m["run_id"], m.get("n_shards"), counts,
+                                                          f"{float(m.get('cost_usd') or 0):.4f}",
                                                           rev, m.get("git_dirty"), m.get("started"), m.get("python"),
                                                           m.get("command"))) + " |")
     packages: dict[str, set[str]] = {}

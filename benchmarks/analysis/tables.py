@@ -1,14 +1,18 @@
 """LoCoEval tables of the paper: Table 1 (Pass@1, CR), Table 3 (end-to-end tokens), Table 4
 (ReConMem's stage breakdown) and Table 6 (ablations) — pure functions over record frames.
 
-Inputs are ``RunSet.tasks_frame(benchmark)`` (task-runs of ok samples) and
-``RunSet.samples_frame(benchmark)`` (one row per sample with token sums). Conventions:
+Inputs are ``RunSet.tasks_frame(benchmark)`` (every task of every scored sample; an errored
+sample's tasks are failed rows with ``errored`` true) and ``RunSet.samples_frame(benchmark)``
+(one row per sample with token and cost sums). What is counted (docs/RECORDS.md):
 
-* Pass@1 of a cell = passed task-runs / task-runs of the method's ok samples in that cell
-  (errored samples are excluded, never counted as failures and never filled); a cell computed
-  over fewer samples than the best-covered method of its row carries a ``†``.
-* CR(M) = Σ input tokens of Full / Σ input tokens of M, both summed over the samples that are ok
-  for *both* (same backbone, same subset); mock-user / judge / coverage-judge calls excluded.
+* Pass@1 of a cell = passed tasks / all tasks of the method's scored samples in that cell: a
+  sample that errored after the run's retries counts its tasks as failed and is shown in the
+  ``Err.`` column next to the score. A cell over fewer samples than the best-covered method of
+  its row (a sample missing or unfinished) carries a ``†``.
+* CR(M) = Σ input tokens of Full / Σ input tokens of M, both summed over the samples that *every
+  compared method of the row* finished ``ok`` (same backbone, same subset); the table prints that
+  count. Mock-user / judge / coverage-judge calls excluded. Token and cost tables use the same
+  common samples (an errored sample's tokens are partial).
 * Overall / Average rows need the method on every backbone of the block, else they are missing.
 """
 
@@ -20,22 +24,32 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.analysis import labels
-from benchmarks.analysis.render import (MISSING, Block, Table, fmt_delta, fmt_num, fmt_ratio, fmt_tokens_k,
-                                        is_missing)
+from benchmarks.analysis.render import (MISSING, Block, Table, fmt_count, fmt_delta, fmt_num, fmt_ratio,
+                                        fmt_tokens_k, fmt_usd, is_missing)
 from benchmarks.analysis.stats import paired_bootstrap
 from benchmarks.analysis.tokens import RECONMEM_STAGES, STAGE_LABELS, is_counted
 
 OVERALL = "overall"
 NAN = float("nan")
 DAGGER = "†"
-DAGGER_NOTE = (f"{DAGGER} computed over fewer samples than other methods in the row (errored or unfinished "
-               "samples are excluded, not counted as failures); see n_samples in the CSV.")
+DAGGER_NOTE = (f"{DAGGER} computed over fewer samples than another method of the row (a sample missing or "
+               "unfinished for this method); see n_samples in the CSV and the validity block.")
+ERRORED_NOTE = ("Err. = samples that still errored after the run's retries: their tasks count as failed in Pass@1 "
+                "(the denominator is every task of every scored sample).")
+REFERENCE = "full"
+
+
+def _scored(samples: pd.DataFrame) -> pd.Series:
+    if "scored" in samples:
+        return samples["scored"].astype(bool)
+    return samples["status"].isin(["ok", "error"])
 
 
 def _ok(samples: pd.DataFrame) -> pd.DataFrame:
+    """Finished ``ok`` samples that enter the comparison (excluded samples dropped)."""
     if samples.empty:
         return samples
-    return samples[samples["status"] == "ok"]
+    return samples[(samples["status"] == "ok") & _scored(samples)]
 
 
 def _row_backbones(tasks: pd.DataFrame, samples: pd.DataFrame, subset: str) -> list[str]:
@@ -53,17 +67,46 @@ def _subsets(tasks: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
 
 
 def pass_at_1(tasks: pd.DataFrame, method: str, backbones: Sequence[str], subset: str) -> dict[str, Any]:
-    """Pooled Pass@1 (%) of ``method`` over the given backbones' task-runs in ``subset``."""
+    """Pooled Pass@1 (%) of ``method`` over every task of its scored samples of the given backbones
+    in ``subset`` (errored samples' tasks are failed rows); with ``n_errored`` samples."""
     sel = tasks[(tasks["method"] == method) & (tasks["subset"] == subset) & tasks["backbone"].isin(list(backbones))]
     if sel.empty:
-        return {"pass1": NAN, "n_tasks": 0, "n_samples": 0, "n_passed": 0}
+        return {"pass1": NAN, "n_tasks": 0, "n_samples": 0, "n_passed": 0, "n_errored": 0}
+    keys = sel[["backbone", "sample_id"]].drop_duplicates()
+    errored = (sel.loc[sel["errored"].astype(bool), ["backbone", "sample_id"]].drop_duplicates().shape[0]
+               if "errored" in sel else 0)
     return {"pass1": 100.0 * sel["passed"].mean(), "n_tasks": int(len(sel)), "n_passed": int(sel["passed"].sum()),
-            "n_samples": int(sel[["backbone", "sample_id"]].drop_duplicates().shape[0])}
+            "n_samples": int(keys.shape[0]), "n_errored": int(errored)}
+
+
+def compared_methods(samples: pd.DataFrame, methods: Sequence[str], backbone: str, subset: str | None) -> list[str]:
+    """The methods of ``methods`` (plus Full, the CR reference) with a scored sample in the row."""
+    if samples.empty:
+        return []
+    sel = samples[_scored(samples) & (samples["backbone"] == backbone)]
+    if subset is not None:
+        sel = sel[sel["subset"] == subset]
+    present = set(sel["method"])
+    return [m for m in dict.fromkeys([*methods, REFERENCE]) if m in present]
+
+
+def common_samples(samples: pd.DataFrame, methods: Sequence[str], backbone: str, subset: str | None) -> set[str]:
+    """Sample ids that every method of ``methods`` present in the row finished ``ok``."""
+    present = compared_methods(samples, methods, backbone, subset)
+    if not present:
+        return set()
+    ok = _ok(samples)
+    ok = ok[ok["backbone"] == backbone]
+    if subset is not None:
+        ok = ok[ok["subset"] == subset]
+    sets = [set(ok.loc[ok["method"] == m, "sample_id"]) for m in present]
+    return set.intersection(*sets) if sets else set()
 
 
 def compression_ratio(samples: pd.DataFrame, method: str, backbones: Sequence[str], subset: str | None,
-                      reference: str = "full") -> dict[str, Any]:
-    """CR = Σ input(reference) / Σ input(method) over samples ok for both (per backbone, pooled)."""
+                      reference: str = REFERENCE, *, common: dict[str, set[str]] | None = None) -> dict[str, Any]:
+    """CR = Σ input(reference) / Σ input(method), pooled over the backbones, each over its
+    ``common[backbone]`` samples (default: the samples ok for both the method and the reference)."""
     ok = _ok(samples)
     if ok.empty or "input_tokens" not in ok:
         return {"cr": NAN, "n_common": 0}
@@ -74,6 +117,9 @@ def compression_ratio(samples: pd.DataFrame, method: str, backbones: Sequence[st
     ref = sel[sel["method"] == reference][keys + ["input_tokens"]]
     mine = sel[sel["method"] == method][keys + ["input_tokens"]]
     both = ref.merge(mine, on=keys, suffixes=("_ref", "_m"))
+    if common is not None:
+        allowed = {(bb, s) for bb, ids in common.items() for s in ids}
+        both = both[[(bb, s) in allowed for bb, s in zip(both["backbone"], both["sample_id"])]]
     if both.empty or both["input_tokens_m"].sum() <= 0:
         return {"cr": NAN, "n_common": int(len(both))}
     return {"cr": float(both["input_tokens_ref"].sum() / both["input_tokens_m"].sum()), "n_common": int(len(both))}
@@ -98,54 +144,79 @@ def _dagger(n: int, n_max: int) -> str:
     return DAGGER if 0 < n < n_max else ""
 
 
+def _unpriced(sel: pd.DataFrame) -> str:
+    """``*`` when some of the cell's ledger events carry no cost_usd (counted as $0)."""
+    return "*" if len(sel) and "n_events_without_cost" in sel and sel["n_events_without_cost"].sum() > 0 else ""
+
+
+def _cost_note(samples: pd.DataFrame) -> str | None:
+    """'N of M ledger events carry no cost_usd' when any does (they count as $0)."""
+    if samples.empty or "n_events_without_cost" not in samples:
+        return None
+    missing, total = int(samples["n_events_without_cost"].sum()), int(samples["n_events"].sum())
+    if not missing:
+        return "Cost = Σ cost_usd of the counted calls' ledger events (USD)."
+    return (f"Cost = Σ cost_usd of the counted calls' ledger events (USD); * = {missing} of {total} ledger events "
+            "carry no cost_usd and count as $0 (records written before pricing, or a model missing from the price map).")
+
+
 # ---------------------------------------------------------------------------- Table 1
 
 def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METHODS,
            proposed: str = labels.PROPOSED, n_resamples: int = 2000, seed: int = 0) -> Table:
-    """Pass@1 and CR per subset × backbone × method, the Overall row, Δ (pp) of ``proposed`` against
-    the strongest baseline by overall Pass@1 in that subset, and a paired repository-cluster
-    bootstrap of that difference over the task-runs both methods completed."""
+    """Pass@1 (with errored counts) and CR per subset × backbone × method, the Overall row, Δ (pp)
+    of ``proposed`` against the strongest baseline by overall Pass@1 in that subset, and a paired
+    repository-cluster bootstrap of that difference over the tasks both methods were scored on."""
     baselines = [m for m in methods if m != proposed]
     rows: list[dict[str, Any]] = []
     blocks: list[Block] = []
     notes: list[str] = []
     for subset in _subsets(tasks, samples):
         backbones = _row_backbones(tasks, samples, subset)
+        common = {bb: common_samples(samples, methods, bb, subset) for bb in backbones}
         cells: dict[tuple[str, str], dict[str, Any]] = {}
         for bb in backbones:
             for m in methods:
-                cells[(bb, m)] = {**pass_at_1(tasks, m, [bb], subset), **compression_ratio(samples, m, [bb], subset)}
+                cells[(bb, m)] = {**pass_at_1(tasks, m, [bb], subset),
+                                  **compression_ratio(samples, m, [bb], subset, common={bb: common[bb]})}
         for m in methods:
             complete = all(not is_missing(cells[(bb, m)]["pass1"]) for bb in backbones)
             if complete:
                 cells[(OVERALL, m)] = {**pass_at_1(tasks, m, backbones, subset),
-                                       **compression_ratio(samples, m, backbones, subset)}
+                                       **compression_ratio(samples, m, backbones, subset, common=common)}
                 if any(is_missing(cells[(bb, m)]["cr"]) for bb in backbones):
                     cells[(OVERALL, m)]["cr"] = NAN
             else:
-                cells[(OVERALL, m)] = {"pass1": NAN, "cr": NAN, "n_tasks": sum(cells[(bb, m)]["n_tasks"] for bb in backbones),
-                                       "n_samples": sum(cells[(bb, m)]["n_samples"] for bb in backbones), "n_common": 0}
+                cells[(OVERALL, m)] = {"pass1": NAN, "cr": NAN,
+                                       "n_tasks": sum(cells[(bb, m)]["n_tasks"] for bb in backbones),
+                                       "n_samples": sum(cells[(bb, m)]["n_samples"] for bb in backbones),
+                                       "n_errored": sum(cells[(bb, m)]["n_errored"] for bb in backbones),
+                                       "n_common": 0}
         scored = [(cells[(OVERALL, m)]["pass1"], -i, m) for i, m in enumerate(baselines)
                   if not is_missing(cells[(OVERALL, m)]["pass1"])]
         best = max(scored)[2] if scored else None
         best_label = labels.method_label(best) if best else "strongest baseline"
         columns = [("Model", "")]
         for m in methods:
-            columns += [(labels.method_label(m), "Pass@1"), (labels.method_label(m), "CR")]
-        columns += [(f"Δ vs {best_label}", "pp"), ("Paired Δ [95% CI]", "pp"), ("Paired", "p")]
+            columns += [(labels.method_label(m), "Pass@1"), (labels.method_label(m), "Err."),
+                        (labels.method_label(m), "CR")]
+        columns += [("CR samples", "n"), (f"Δ vs {best_label}", "pp"), ("Paired Δ [95% CI]", "pp"), ("Paired", "p")]
         display: list[list[str]] = []
         for bb in [*backbones, OVERALL]:
             row_bbs = backbones if bb == OVERALL else [bb]
             n_max = max((cells[(bb, m)]["n_samples"] for m in methods), default=0)
+            n_common = sum(len(common[b]) for b in row_bbs)
             line = [labels.backbone_label(bb) if bb != OVERALL else "Overall"]
             row_index: dict[str, int] = {}
             for m in methods:
                 row_index[m] = len(rows)
                 c = cells[(bb, m)]
-                mark = _dagger(c["n_samples"], n_max) if not is_missing(c["pass1"]) else ""
-                line += [fmt_num(c["pass1"]) + mark, fmt_ratio(c["cr"])]
+                has = not is_missing(c["pass1"])
+                mark = _dagger(c["n_samples"], n_max) if has else ""
+                line += [fmt_num(c["pass1"]) + mark, fmt_count(c["n_errored"]) if has else MISSING, fmt_ratio(c["cr"])]
                 rows.append({"subset": subset, "backbone": bb, "method": m, "pass1": c["pass1"], "cr": c["cr"],
-                             "n_tasks": c["n_tasks"], "n_samples": c["n_samples"], "n_cr_samples": c.get("n_common", 0)})
+                             "n_tasks": c["n_tasks"], "n_samples": c["n_samples"], "n_errored": c["n_errored"],
+                             "n_cr_samples": c.get("n_common", 0), "n_common_samples": n_common})
             delta = NAN
             paired = {"paired_diff_pp": NAN, "ci_low_pp": NAN, "ci_high_pp": NAN, "p_value": NAN, "n_paired": 0}
             if best is not None and proposed in row_index:
@@ -156,70 +227,88 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
                 rows[row_index[proposed]].update({"baseline": best, "delta_pp": delta, **paired})
             ci = (MISSING if is_missing(paired["paired_diff_pp"]) else
                   f"{paired['paired_diff_pp']:+.3f} [{paired['ci_low_pp']:+.3f}, {paired['ci_high_pp']:+.3f}]")
-            line += [fmt_delta(delta), ci, MISSING if is_missing(paired["p_value"]) else f"{paired['p_value']:.3f}"]
+            line += [str(n_common), fmt_delta(delta), ci,
+                     MISSING if is_missing(paired["p_value"]) else f"{paired['p_value']:.3f}"]
             display.append(line)
         blocks.append(Block(columns=columns, rows=display, heading=subset.capitalize()))
-    notes.append("Pass@1 in %; CR = cumulative input tokens of Full / of the method on the samples both completed "
-                 "(mock-user and judge calls excluded). Overall = pooled over the backbones of the block, shown "
-                 "only when the method has every backbone.")
+    notes.append("Pass@1 in % over every task of every scored sample. " + ERRORED_NOTE)
+    notes.append("CR = cumulative input tokens of Full / of the method over the samples that every compared method "
+                 "of the row finished ok (their number: CR samples); mock-user and judge calls excluded. Overall = "
+                 "pooled over the backbones of the block, shown only when the method has every backbone.")
     notes.append(f"Δ = {labels.method_label(proposed)} − strongest baseline by overall Pass@1 (pp). Paired Δ: the same "
-                 f"difference over the task-runs both completed, 95% percentile CI from {n_resamples} repository-cluster "
-                 "bootstrap resamples, two-sided bootstrap p.")
+                 f"difference over the tasks both were scored on, 95% percentile CI from {n_resamples} "
+                 "repository-cluster bootstrap resamples, two-sided bootstrap p.")
     notes.append(DAGGER_NOTE)
     data = pd.DataFrame(rows, columns=["subset", "backbone", "method", "pass1", "cr", "n_tasks", "n_samples",
-                                       "n_cr_samples", "baseline", "delta_pp", "paired_diff_pp", "ci_low_pp",
-                                       "ci_high_pp", "p_value", "n_paired"])
+                                       "n_errored", "n_cr_samples", "n_common_samples", "baseline", "delta_pp",
+                                       "paired_diff_pp", "ci_low_pp", "ci_high_pp", "p_value", "n_paired"])
     return Table("table1", "Table 1. Pass@1 (%) and compression ratio (CR) on LoCoEval", data, blocks, notes)
 
 
 # ---------------------------------------------------------------------------- Table 3
 
 def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METHODS) -> Table:
-    """Average end-to-end tokens (input + output of response and memory calls) per conversation."""
+    """Average end-to-end tokens (input + output of response and memory calls) and cost per
+    conversation, over the samples every compared method of the row finished ok."""
     ok = _ok(samples)
     rows, blocks = [], []
     empty = pd.DataFrame()
     for subset in _subsets(empty, samples):
         backbones = _row_backbones(empty, samples, subset)
-        columns = [("Model",)] + [(labels.method_label(m),) for m in methods]
+        columns = [("Model", "")]
+        for m in methods:
+            columns += [(labels.method_label(m), "Tok."), (labels.method_label(m), "Cost")]
+        columns += [("Samples", "n"), ("Errored", "n")]
         display = []
-        per: dict[tuple[str, str], float] = {}
+        per: dict[tuple[str, str], tuple[float, float]] = {}
         for bb in backbones:
-            n_max = 0
-            stats = {}
-            for m in methods:
-                sel = ok[(ok["method"] == m) & (ok["backbone"] == bb) & (ok["subset"] == subset)] if not ok.empty else ok
-                stats[m] = (float(sel["e2e_tokens"].mean()) if len(sel) else NAN, len(sel))
-                n_max = max(n_max, len(sel))
+            common = common_samples(samples, methods, bb, subset)
+            errored = samples[(samples["backbone"] == bb) & (samples["subset"] == subset) & _scored(samples)
+                              & (samples["status"] != "ok")] if not samples.empty else samples
             line = [labels.backbone_label(bb)]
             for m in methods:
-                v, n = stats[m]
-                per[(bb, m)] = v
-                line.append(fmt_tokens_k(v) + (_dagger(n, n_max) if n else ""))
-                rows.append({"subset": subset, "backbone": bb, "method": m, "e2e_tokens_per_conversation": v,
-                             "n_samples": n})
+                sel = ok[(ok["method"] == m) & (ok["backbone"] == bb) & (ok["subset"] == subset)
+                         & ok["sample_id"].isin(common)] if not ok.empty else ok
+                tok = float(sel["e2e_tokens"].mean()) if len(sel) else NAN
+                cost = float(sel["cost_usd"].mean()) if len(sel) and "cost_usd" in sel else NAN
+                per[(bb, m)] = (tok, cost)
+                line += [fmt_tokens_k(tok), fmt_usd(cost) + _unpriced(sel)]
+                rows.append({"subset": subset, "backbone": bb, "method": m, "e2e_tokens_per_conversation": tok,
+                             "cost_usd_per_conversation": cost, "n_samples": len(sel),
+                             "n_errored": int((errored["method"] == m).sum()) if len(errored) else 0})
+            line += [str(len(common)), str(len(errored))]
             display.append(line)
         line = ["Average"]
         for m in methods:
             vals = [per[(bb, m)] for bb in backbones]
-            v = float(np.mean(vals)) if vals and not any(is_missing(x) for x in vals) else NAN
-            line.append(fmt_tokens_k(v))
-            rows.append({"subset": subset, "backbone": "average", "method": m, "e2e_tokens_per_conversation": v,
-                         "n_samples": NAN})
+            ok_all = vals and not any(is_missing(t) for t, _ in vals)
+            tok = float(np.mean([t for t, _ in vals])) if ok_all else NAN
+            cost = float(np.mean([c for _, c in vals])) if ok_all and not any(is_missing(c) for _, c in vals) else NAN
+            line += [fmt_tokens_k(tok), fmt_usd(cost)]
+            rows.append({"subset": subset, "backbone": "average", "method": m, "e2e_tokens_per_conversation": tok,
+                         "cost_usd_per_conversation": cost, "n_samples": NAN, "n_errored": NAN})
+        line += ["", ""]
         display.append(line)
         blocks.append(Block(columns=columns, rows=display, heading=subset.capitalize()))
-    data = pd.DataFrame(rows, columns=["subset", "backbone", "method", "e2e_tokens_per_conversation", "n_samples"])
-    notes = ["Mean over ok samples of input + output tokens of response-generation and context-management calls "
-             "(mock user and judge excluded). Average = mean across the backbones, shown only when all are present.",
-             DAGGER_NOTE]
+    data = pd.DataFrame(rows, columns=["subset", "backbone", "method", "e2e_tokens_per_conversation",
+                                       "cost_usd_per_conversation", "n_samples", "n_errored"])
+    notes = ["Mean input + output tokens (Tok.) and cost of response-generation and context-management calls per "
+             "conversation (mock user and judge excluded), over the samples that every compared method of the row "
+             "finished ok (Samples); Errored = scored samples of the row that errored (their tokens are partial, so "
+             "they are left out of token means). Average = mean across the backbones, shown only when all are present."]
+    cost = _cost_note(ok)
+    if cost:
+        notes.append(cost)
     return Table("table3", "Table 3. Average end-to-end LLM tokens per conversation on LoCoEval", data, blocks, notes)
 
 
 # ---------------------------------------------------------------------------- Table 4
 
-def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED) -> Table:
+def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
+           methods: Sequence[str] = labels.TABLE1_METHODS) -> Table:
     """Per-stage tokens per conversation of ``method`` (Turn / Task Generation, Memory Sketching,
-    Memory Update, plus Other when any other counted purpose used tokens) and their shares."""
+    Memory Update, plus Other when any other counted purpose used tokens), their shares and the
+    cost per conversation, over the same common samples as Table 3."""
     ok = _ok(samples)
     sel_all = ok[ok["method"] == method] if not ok.empty else ok
     tok_cols = [c for c in samples.columns if c.startswith("tok_")] if not samples.empty else []
@@ -227,24 +316,31 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED) -> Table:
     has_other = bool(other_cols) and not sel_all.empty and float(sel_all[other_cols].sum().sum()) > 0
     stages = [*RECONMEM_STAGES, *(["other"] if has_other else [])]
     rows, blocks = [], []
+    used = []
     for subset in labels.order_subsets(set(sel_all["subset"].dropna()) if not sel_all.empty else set()):
         backbones = labels.order_backbones(set(sel_all.loc[sel_all["subset"] == subset, "backbone"]))
         columns = [("Model", "")]
         for st in stages:
             columns += [(STAGE_LABELS[st], "Tok./Conv."), (STAGE_LABELS[st], "Share (%)")]
-        columns.append(("Total", "Tok./Conv."))
+        columns += [("Total", "Tok./Conv."), ("Total", "Cost/Conv."), ("Samples", "n")]
         display = []
         means: dict[str, dict[str, float]] = {}
+        unpriced_by_bb: dict[str, str] = {}
         for bb in backbones:
-            sel = sel_all[(sel_all["backbone"] == bb) & (sel_all["subset"] == subset)]
-            m = {st: float(sel[f"tok_{st}"].mean()) if f"tok_{st}" in sel else 0.0 for st in RECONMEM_STAGES}
+            common = common_samples(samples, [*methods, method], bb, subset)
+            sel = sel_all[(sel_all["backbone"] == bb) & (sel_all["subset"] == subset) & sel_all["sample_id"].isin(common)]
+            used.append(sel)
+            unpriced_by_bb[bb] = _unpriced(sel)
+            m = {st: float(sel[f"tok_{st}"].mean()) if f"tok_{st}" in sel and len(sel) else 0.0
+                 for st in RECONMEM_STAGES}
             if has_other:
-                m["other"] = float(sel[other_cols].sum(axis=1).mean())
-            m["total"] = float(sel["e2e_tokens"].mean())
+                m["other"] = float(sel[other_cols].sum(axis=1).mean()) if len(sel) else 0.0
+            m["total"] = float(sel["e2e_tokens"].mean()) if len(sel) else NAN
+            m["cost"] = float(sel["cost_usd"].mean()) if len(sel) and "cost_usd" in sel else NAN
+            m["n"] = len(sel)
             means[bb] = m
-            means[bb]["n"] = len(sel)
         if backbones:
-            means["average"] = {k: float(np.mean([means[bb][k] for bb in backbones])) for k in [*stages, "total"]}
+            means["average"] = {k: float(np.mean([means[bb][k] for bb in backbones])) for k in [*stages, "total", "cost"]}
             means["average"]["n"] = NAN
         for bb in [*backbones, *(["average"] if backbones else [])]:
             m = means[bb]
@@ -253,16 +349,23 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED) -> Table:
                 share = 100 * m[st] / m["total"] if m["total"] > 0 else NAN
                 line += [fmt_tokens_k(m[st]), fmt_num(share, 2)]
                 rows.append({"subset": subset, "backbone": bb, "method": method, "stage": st,
-                             "tokens_per_conversation": m[st], "share_pct": share, "n_samples": m["n"]})
-            line.append(fmt_tokens_k(m["total"]))
+                             "tokens_per_conversation": m[st], "share_pct": share, "cost_usd_per_conversation": NAN,
+                             "n_samples": m["n"]})
+            unpriced = unpriced_by_bb.get(bb, "")
+            line += [fmt_tokens_k(m["total"]), fmt_usd(m["cost"]) + unpriced, "" if is_missing(m["n"]) else str(int(m["n"]))]
             rows.append({"subset": subset, "backbone": bb, "method": method, "stage": "total",
-                         "tokens_per_conversation": m["total"], "share_pct": 100.0, "n_samples": m["n"]})
+                         "tokens_per_conversation": m["total"], "share_pct": 100.0,
+                         "cost_usd_per_conversation": m["cost"], "n_samples": m["n"]})
             display.append(line)
         blocks.append(Block(columns=columns, rows=display, heading=subset.capitalize()))
     data = pd.DataFrame(rows, columns=["subset", "backbone", "method", "stage", "tokens_per_conversation",
-                                       "share_pct", "n_samples"])
-    notes = ["Tok./Conv. = mean input + output tokens per ok conversation; Share = stage / total. "
-             "Average row: mean tokens across backbones, share of the averaged total."]
+                                       "share_pct", "cost_usd_per_conversation", "n_samples"])
+    notes = ["Tok./Conv. = mean input + output tokens per conversation over the samples every compared method of the "
+             "row finished ok (as Table 3); Share = stage / total. Average row: mean tokens across backbones, share "
+             "of the averaged total."]
+    cost = _cost_note(pd.concat(used) if used else sel_all)
+    if cost:
+        notes.append(cost)
     if not blocks:
         notes.append(f"No ok records of method '{method}'.")
     return Table("table4", f"Table 4. Token breakdown of {labels.method_label(method)} on LoCoEval", data, blocks, notes)
@@ -270,11 +373,22 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED) -> Table:
 
 # ---------------------------------------------------------------------------- Table 6
 
+def _budget_text(budgets: dict[str, Any] | None) -> str:
+    if not budgets:
+        return MISSING
+    return ", ".join(f"{k}={budgets[k]}" for k in ("k2", "k31", "k32") if k in budgets) or MISSING
+
+
 def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = labels.PROPOSED,
-           ablations: Sequence[str] = labels.ABLATIONS, backbones: Sequence[str] | None = None) -> Table:
-    """Ablations: Pass@1 with Δ (pp) against the full configuration, and CR, per backbone that has
-    at least one ablation run (the paper: Qwen3-235B only)."""
+           ablations: Sequence[str] = labels.ABLATIONS, backbones: Sequence[str] | None = None,
+           budgets: dict[tuple[str, str], dict[str, Any]] | None = None) -> Table:
+    """Ablations: Pass@1 (with errored counts) and Δ (pp) against the full configuration, CR, and
+    each configuration's retrieval budgets (k2, k31, k32 from its run's manifest / resolved
+    config; ``budgets`` maps (backbone, method) to them), per backbone with an ablation run (the
+    paper: Qwen3-235B only). CR is over the samples every compared configuration (and Full)
+    finished ok."""
     methods = [reference, *ablations]
+    budgets = budgets or {}
     present = set(tasks.loc[tasks["method"].isin(list(ablations)), "backbone"]) if not tasks.empty else set()
     if not samples.empty:
         present |= set(samples.loc[samples["method"].isin(list(ablations)), "backbone"])
@@ -282,34 +396,44 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
     subsets = _subsets(tasks, samples)
     rows, blocks = [], []
     for bb in chosen:
-        columns = [("Method", "")]
+        columns = [("Method", ""), ("Budgets", "k2, k31, k32")]
         for s in subsets:
-            columns += [(s.capitalize(), "Pass@1"), (s.capitalize(), "CR")]
-        cells = {(m, s): {**pass_at_1(tasks, m, [bb], s), **compression_ratio(samples, m, [bb], s)}
+            columns += [(s.capitalize(), "Pass@1"), (s.capitalize(), "Err."), (s.capitalize(), "CR"),
+                        (s.capitalize(), "CR n")]
+        common = {s: common_samples(samples, methods, bb, s) for s in subsets}
+        cells = {(m, s): {**pass_at_1(tasks, m, [bb], s),
+                          **compression_ratio(samples, m, [bb], s, common={bb: common[s]})}
                  for m in methods for s in subsets}
         display = []
         for m in methods:
-            line = [labels.method_label(m)]
+            b = budgets.get((bb, m))
+            line = [labels.method_label(m), _budget_text(b)]
             for s in subsets:
                 c, ref = cells[(m, s)], cells[(reference, s)]
                 n_max = max(cells[(x, s)]["n_samples"] for x in methods)
                 delta = c["pass1"] - ref["pass1"] if m != reference else NAN
                 cr_change = 100 * (c["cr"] - ref["cr"]) / ref["cr"] if m != reference and not is_missing(ref["cr"]) else NAN
                 text = fmt_num(c["pass1"])
-                if not is_missing(c["pass1"]):
+                has = not is_missing(c["pass1"])
+                if has:
                     text += _dagger(c["n_samples"], n_max)
                     if m != reference and not is_missing(delta):
                         text += " " + fmt_delta(delta)
-                line += [text, fmt_ratio(c["cr"])]
+                line += [text, fmt_count(c["n_errored"]) if has else MISSING, fmt_ratio(c["cr"]),
+                         str(len(common[s])) if has else MISSING]
                 rows.append({"backbone": bb, "subset": s, "method": m, "pass1": c["pass1"], "delta_pp": delta,
                              "cr": c["cr"], "cr_change_pct": cr_change, "n_tasks": c["n_tasks"],
-                             "n_samples": c["n_samples"]})
+                             "n_samples": c["n_samples"], "n_errored": c["n_errored"],
+                             "n_cr_samples": c.get("n_common", 0),
+                             **{k: (b or {}).get(k, NAN) for k in ("k1", "k2", "k31", "k32")}})
             display.append(line)
         blocks.append(Block(columns=columns, rows=display, heading=labels.backbone_label(bb)))
     data = pd.DataFrame(rows, columns=["backbone", "subset", "method", "pass1", "delta_pp", "cr", "cr_change_pct",
-                                       "n_tasks", "n_samples"])
-    notes = [f"Arrows: Pass@1 difference (pp) against {labels.method_label(reference)}; CR against Full on the same "
-             "backbone and samples.", DAGGER_NOTE]
+                                       "n_tasks", "n_samples", "n_errored", "n_cr_samples", "k1", "k2", "k31", "k32"])
+    notes = [f"Arrows: Pass@1 difference (pp) against {labels.method_label(reference)}. CR against Full on the same "
+             "backbone over the samples every listed configuration and Full finished ok (CR n). Budgets: the run's "
+             "k2, k31, k32 (from its manifest or resolved config.yaml; the paper calibrates them so each ablation's CR "
+             "stays close to the full configuration's).", ERRORED_NOTE, DAGGER_NOTE]
     if not blocks:
         notes.append("No ablation runs found.")
     return Table("table6", "Table 6. Ablation study on LoCoEval", data, blocks, notes)

@@ -9,7 +9,9 @@
   introduces — so a new method's memory calls are never silently dropped.
 
 CR (Eq. 10) uses the *input* tokens of all counted calls; end-to-end tokens (Tables 3/4) use
-input + output of the same calls.
+input + output of the same calls. Cost: each ledger event's ``cost_usd`` (priced by the client from
+litellm's offline cost map / conf pricing); an event without ``cost_usd`` counts as $0 and is
+counted in ``n_events_without_cost`` so the report can say so.
 """
 
 from __future__ import annotations
@@ -45,14 +47,23 @@ def category(purpose: str) -> str:
 
 def summarise_events(events: Iterable[dict[str, Any]]) -> dict[str, float]:
     """Per-sample token sums: ``input_tokens`` (CR), ``e2e_tokens``, response / memory split and
-    ``tok_<purpose>`` (input + output) for every purpose seen, excluded ones included."""
+    ``tok_<purpose>`` (input + output) for every purpose seen, excluded ones included; costs:
+    ``cost_usd`` (counted calls), ``cost_usd_all`` (every call, user simulation and judging
+    included), ``cost_<purpose>``; ``n_events`` and ``n_events_without_cost``."""
     out: dict[str, float] = {"input_tokens": 0, "e2e_tokens": 0, "response_tokens": 0, "memory_tokens": 0,
-                             "excluded_tokens": 0, "n_calls": 0}
+                             "excluded_tokens": 0, "n_calls": 0, "cost_usd": 0.0, "cost_usd_all": 0.0,
+                             "n_events": 0, "n_events_without_cost": 0}
     for ev in events:
         purpose = str(ev.get("purpose") or "unknown")
         tin = int(ev.get("input_tokens") or 0)
         tout = int(ev.get("output_tokens") or 0)
+        out["n_events"] += 1
+        if ev.get("cost_usd") is None:
+            out["n_events_without_cost"] += 1
+        cost = float(ev.get("cost_usd") or 0.0)
         out[f"tok_{purpose}"] = out.get(f"tok_{purpose}", 0) + tin + tout
+        out[f"cost_{purpose}"] = out.get(f"cost_{purpose}", 0.0) + cost
+        out["cost_usd_all"] += cost
         cat = category(purpose)
         if cat == "excluded":
             out["excluded_tokens"] += tin + tout
@@ -61,4 +72,5 @@ def summarise_events(events: Iterable[dict[str, Any]]) -> dict[str, float]:
         out["input_tokens"] += tin
         out["e2e_tokens"] += tin + tout
         out[f"{cat}_tokens"] += tin + tout
+        out["cost_usd"] += cost
     return out

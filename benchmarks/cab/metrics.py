@@ -1,15 +1,21 @@
 """CAB metrics (ReConMem paper Tables 2 and 5), as pure functions over per-issue records.
 
-Denominator: issues whose ``result.json`` has ``status == "ok"`` (judged). ``init_failed`` (the
-repository could not be initialised), ``docker_unavailable`` (a dockerfile but no engine),
-``judge_error`` (malformed judgment after one retry) and ``error`` are excluded and counted
-separately. Everything else falls out of the judged records:
+What is counted (one denominator, docs/cab.md "What is counted"):
 
-* Correct % / Partially Correct % / Incorrect % - the judge's verdict;
-* Appropriate % / Verbose % / Terse % - the judge's verbosity (upstream CONCISE = the paper's Terse);
-* Avg. Turns - maintainer responses per issue;
-* token costs (Eq. 12-13): for category x in {maintainer, memory, combined},
-  Tok./Issue = mean_i T_i^x and Tok./Turn = mean_i (T_i^x / r_i) (macro average over issues).
+* **scored** issues = judged (``status == "ok"``) + **errored** ones (``judge_error`` after the
+  run's retry with the same judge, or ``error``: the loop crashed after the run's retries). An
+  errored issue counts as INCORRECT and carries no verbosity label, so Correct + Partially Correct
+  + Incorrect = 100 % and Appropriate + Verbose + Terse + Errored = 100 % of the scored issues.
+* **excluded** issues (``init_failed``: the repository could not be initialised;
+  ``docker_unavailable``: a dockerfile but no engine; or an ``excluded_reason``) are not scored.
+  Exclusion is a property of the issue, not of a method: the analysis
+  (:mod:`benchmarks.analysis.cab_tables`) excludes such an issue for *every* method when any run
+  recorded it so, and passes the ids here as ``excluded_ids`` — every method is scored on the same
+  issue set (the paper: the same 268 issues for every method).
+* Avg. Turns - maintainer responses per scored issue that recorded turns;
+* token costs (Eq. 12-13) over scored issues that recorded tokens and turns: for category x in
+  {maintainer, memory, combined}, Tok./Issue = mean_i T_i^x and Tok./Turn = mean_i (T_i^x / r_i)
+  (macro average over issues); Cost/Issue the same mean over the ledger's ``cost_usd`` (missing = 0).
 
 Token categories, per ledger event (input + output tokens, cached calls included - a cache hit
 stands for the call the protocol makes):
@@ -31,6 +37,9 @@ MEMORY_PURPOSES = frozenset({
     "query_grounding", "code_draft", "coverage_judge_memory",
 })
 MAINTAINER_PURPOSES = frozenset({"turn_generation", "maintainer_tool_step"})
+EXCLUDING_STATUSES = ("init_failed", "docker_unavailable", "excluded")  # the issue is out, for every method
+ERRORED_STATUSES = ("judge_error", "error")  # scored as INCORRECT and counted
+# Per-status counts reported by summarize() as ``<status>_count`` (name kept for old callers).
 EXCLUDED_STATUSES = ("init_failed", "docker_unavailable", "judge_error", "error")
 
 VERDICTS = ("CORRECT", "PARTIALLY CORRECT", "INCORRECT")
@@ -59,6 +68,22 @@ def issue_tokens(events: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return out
 
 
+def issue_costs(events: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Maintainer / memory / combined ``cost_usd`` of one issue's ledger events (missing = 0), plus
+    ``all`` (user agent and judge included) and ``events_without_cost``."""
+    out = {"maintainer": 0.0, "memory": 0.0, "all": 0.0, "events_without_cost": 0}
+    for e in events:
+        cost = float(e.get("cost_usd") or 0.0)
+        if e.get("cost_usd") is None:
+            out["events_without_cost"] += 1
+        out["all"] += cost
+        cat = event_category(e)
+        if cat is not None:
+            out[cat] += cost
+    out["combined"] = out["maintainer"] + out["memory"]
+    return out
+
+
 def tokens_by_role(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     """Input / output tokens and calls grouped by role tag (maintainer, memory, user, judge, ...)."""
     out: dict[str, dict[str, int]] = {}
@@ -75,15 +100,33 @@ def _pct(n: int, d: int) -> float | None:
     return None if d == 0 else 100.0 * n / d
 
 
-def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Table 2 + Table 5 numbers from ``result.json`` records.
+def issue_state(result: Mapping[str, Any], excluded_ids: Iterable[str] = ()) -> str:
+    """``judged`` | ``errored`` | ``excluded`` | ``unfinished`` for one issue record."""
+    status = str(result.get("status") or "missing")
+    if result.get("excluded_reason") or status in EXCLUDING_STATUSES or str(result.get("sample_id")) in set(excluded_ids):
+        return "excluded"
+    if status == "ok":
+        return "judged"
+    if status in ERRORED_STATUSES or result.get("errored"):
+        return "errored"
+    return "unfinished"
+
+
+def summarize(results: Sequence[Mapping[str, Any]], *, excluded_ids: Iterable[str] = ()) -> dict[str, Any]:
+    """Table 2 + Table 5 numbers from ``result.json`` records of one method (x backbone).
 
     Each judged record needs ``verdict``, ``verbosity``, ``turns`` (> 0) and ``tokens``
-    (``{"maintainer", "memory", "combined"}``, as written by :func:`issue_tokens`).
+    (``{"maintainer", "memory", "combined"}``, as written by :func:`issue_tokens`). ``excluded_ids``:
+    issues excluded for every method (see the module docstring); records with an excluding status
+    are excluded anyway. Percentages are over the scored issues (judged + errored).
     """
-    judged = [r for r in results if r.get("status") == "ok"]
+    excluded_ids = {str(i) for i in excluded_ids}
+    states = [issue_state(r, excluded_ids) for r in results]
+    judged = [r for r, st in zip(results, states) if st == "judged"]
+    errored = [r for r, st in zip(results, states) if st == "errored"]
+    scored = judged + errored
     counts = {s: sum(1 for r in results if r.get("status") == s) for s in EXCLUDED_STATUSES}
-    n = len(judged)
+    n = len(scored)
     verdicts = {v: sum(1 for r in judged if r.get("verdict") == v) for v in VERDICTS}
     verbosity = {k: 0 for k in ("appropriate", "verbose", "terse")}
     for r in judged:
@@ -95,25 +138,40 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"issues {unknown[:5]}: verdict not in {VERDICTS}")
     for r in judged:
-        if int(r.get("turns", 0)) <= 0:
+        if int(r.get("turns", 0) or 0) <= 0:
             raise ValueError(f"issue {r.get('sample_id')}: turns must be > 0 for a judged issue")
+    with_turns = [r for r in scored if int(r.get("turns", 0) or 0) > 0]
+    with_tokens = [r for r in with_turns if isinstance(r.get("tokens"), dict)]
     tokens: dict[str, Any] = {}
     for cat in ("maintainer", "memory", "combined"):
-        per_issue = [float(r["tokens"][cat]) for r in judged]
-        per_turn = [float(r["tokens"][cat]) / int(r["turns"]) for r in judged]
+        per_issue = [float(r["tokens"][cat]) for r in with_tokens]
+        per_turn = [float(r["tokens"][cat]) / int(r["turns"]) for r in with_tokens]
         tokens[f"{cat}_tokens_per_issue"] = mean(per_issue) if per_issue else None  # Eq. 12
         tokens[f"{cat}_tokens_per_turn"] = mean(per_turn) if per_turn else None  # Eq. 13
+    with_costs = [r for r in with_tokens if isinstance(r.get("costs"), dict)]
+    costs = {f"{cat}_cost_per_issue": (mean(float(r["costs"].get(cat) or 0.0) for r in with_costs) if with_costs else None)
+             for cat in ("maintainer", "memory", "combined")}
+    costs["all_calls_cost_per_issue"] = mean(float(r["costs"].get("all") or 0.0) for r in with_costs) if with_costs else None
+    costs["events_without_cost"] = sum(int(r["costs"].get("events_without_cost") or 0) for r in with_costs)
     return {
-        "evaluated": n,
+        "scored": n,
+        "evaluated": len(judged),
+        "errored": len(errored),
+        "excluded": sum(1 for st in states if st == "excluded"),
+        "unfinished": sum(1 for st in states if st == "unfinished"),
         "total_records": len(results),
         **{f"{s}_count": c for s, c in counts.items()},
         "correct_pct": _pct(verdicts["CORRECT"], n),
         "partially_correct_pct": _pct(verdicts["PARTIALLY CORRECT"], n),
-        "incorrect_pct": _pct(verdicts["INCORRECT"], n),
+        "incorrect_pct": _pct(verdicts["INCORRECT"] + len(errored), n),
+        "errored_pct": _pct(len(errored), n),
         "appropriate_pct": _pct(verbosity["appropriate"], n),
         "verbose_pct": _pct(verbosity["verbose"], n),
         "terse_pct": _pct(verbosity["terse"], n),
-        "avg_turns": mean(int(r["turns"]) for r in judged) if judged else None,
+        "avg_turns": mean(int(r["turns"]) for r in with_turns) if with_turns else None,
+        "n_turn_issues": len(with_turns),
+        "n_token_issues": len(with_tokens),
         "fully_satisfied_pct": _pct(sum(1 for r in judged if r.get("final_user_status") == "FULLY_SATISFIED"), n),
         **tokens,
+        **costs,
     }

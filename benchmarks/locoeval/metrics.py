@@ -9,13 +9,16 @@ Token accounting (paper §3.3): calls that simulate or evaluate -- ``mock_user``
 and any context-management call) counts. CR(M) = cumulative input tokens of Full / of M over the
 same samples; end-to-end tokens = input + output of the counted calls. Cached responses count with
 the usage they had when first computed (a cache hit replays the same prompt).
-Pass@1 is the fraction (0..1) of function-generation tasks whose tests passed, over samples with
-``status: ok``; errored samples are reported separately, never silently counted as failures.
+Pass@1 is the fraction (0..1) of function-generation tasks whose tests passed, over **every task of
+every scored sample**: a sample that still errored after the run's retries (``status: error``)
+counts all its tasks as failed and is counted in ``n_errored`` (the paper scores all 320 tasks;
+an error never improves a score). Token figures (CR, tokens per conversation) use ``ok`` samples
+only, since an errored sample's ledger is partial; the report's CR additionally restricts to the
+samples every compared method finished (:mod:`benchmarks.analysis.tables`).
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -39,17 +42,43 @@ def counted(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 # ------------------------------------------------------------------------------------- Pass@1
+ERRORED_STATUSES = frozenset({"error"})
+EXCLUDING_STATUSES = frozenset({"init_failed", "docker_unavailable", "excluded"})
+
+
 def ok_results(results: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [r for r in results if r.get("status") == "ok"]
 
 
+def is_errored(result: Mapping[str, Any]) -> bool:
+    """A sample that still errored after the run's retries (scored: its tasks count as failed)."""
+    if result.get("status") == "ok" or result.get("excluded_reason") or result.get("status") in EXCLUDING_STATUSES:
+        return False
+    return result.get("status") in ERRORED_STATUSES or bool(result.get("errored"))
+
+
+def scored_results(results: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The samples that enter Pass@1: ok ones and errored ones (interrupted / excluded do not)."""
+    return [r for r in results if r.get("status") == "ok" or is_errored(r)]
+
+
+def sample_outcomes(result: Mapping[str, Any]) -> list[bool]:
+    """One bool per task of a scored sample: its tests' outcome; all False for an errored sample
+    (its recorded task list, else ``n_tasks`` of them)."""
+    tasks = result.get("tasks") or []
+    if result.get("status") == "ok":
+        return [bool(t.get("passed")) for t in tasks]
+    return [False] * (len(tasks) if tasks else int(result.get("n_tasks") or 0))
+
+
 def task_outcomes(results: Iterable[Mapping[str, Any]]) -> list[bool]:
-    """One bool per task of the ok samples."""
-    return [bool(t.get("passed")) for r in ok_results(results) for t in r.get("tasks", [])]
+    """One bool per task of every scored sample (errored samples' tasks are failures)."""
+    return [o for r in scored_results(results) for o in sample_outcomes(r)]
 
 
 def pass_at_1(results: Iterable[Mapping[str, Any]], *, subset: str | None = None) -> float | None:
-    """Fraction of passed tasks (0..1) over ok samples, optionally of one subset; None if no task."""
+    """Fraction of passed tasks (0..1) over every task of the scored samples, optionally of one
+    subset; None if no task."""
     rs = [r for r in results if subset is None or r.get("subset") == subset]
     outcomes = task_outcomes(rs)
     return sum(outcomes) / len(outcomes) if outcomes else None
@@ -65,7 +94,7 @@ def pass_at_1_by_subset(results: Sequence[Mapping[str, Any]]) -> dict[str, float
 def pass_at_1_by(results: Sequence[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any]) -> dict[Any, float | None]:
     """Pass@1 per group of samples (e.g. ``key=task_count`` or ``key=length_bin``; Fig. 8)."""
     groups: dict[Any, list[Mapping[str, Any]]] = defaultdict(list)
-    for r in ok_results(results):
+    for r in scored_results(results):
         k = key(r)
         if k is not None:
             groups[k].append(r)
@@ -165,10 +194,19 @@ def summarize(results: Sequence[Mapping[str, Any]], ledgers: Mapping[str, Events
     oks = ok_results(results)
     ok_ids = {r["sample_id"] for r in oks}
     ok_ledgers = {k: v for k, v in ledgers.items() if k in ok_ids}
+    n_errored = sum(1 for r in results if is_errored(r))
+    cost = 0.0
+    for r in results:
+        if r.get("cost_usd") is not None:
+            cost += float(r.get("cost_usd") or 0.0)
+        else:  # older records: the sample's ledger (missing cost_usd = 0)
+            cost += sum(float(e.get("cost_usd") or 0.0) for e in ledgers.get(r.get("sample_id"), ()))
     return {
         "n_samples": len(results),
         "n_ok": len(oks),
-        "n_error": sum(1 for r in results if r.get("status") == "error"),
+        "n_error": n_errored,
+        "n_errored": n_errored,
+        "n_scored": len(scored_results(results)),
         "n_tasks": len(task_outcomes(results)),
         "n_passed": sum(task_outcomes(results)),
         "pass_at_1": pass_at_1_by_subset(results),
@@ -177,40 +215,30 @@ def summarize(results: Sequence[Mapping[str, Any]], ledgers: Mapping[str, Events
         "tokens_per_conversation": mean_conversation_tokens(ok_ledgers),
         "input_tokens_total": sum(input_tokens(v) for v in ok_ledgers.values()),
         "wall_seconds_total": round(sum(float(r.get("wall_seconds") or 0) for r in results), 3),
-        "errors": [{"sample_id": r["sample_id"], "error": r.get("error")} for r in results if r.get("status") == "error"],
+        "json_failures": sum(int(r.get("json_failures") or 0) for r in results),
+        "cost_usd": round(cost, 8),
+        "errors": [{"sample_id": r["sample_id"], "error": r.get("error")} for r in results if is_errored(r)],
     }
 
 
 def read_run(run_path: str | Path, *, sample_ids: Iterable[str] | None = None) -> dict[str, Any]:
-    """``{"results": [...], "ledgers": {sample_id: events}}`` from a run directory."""
+    """``{"results": [...], "ledgers": {sample_id: events}}`` from a run directory (through
+    :mod:`benchmarks.records`; unfinished or unreadable samples are skipped)."""
+    from benchmarks import records
+
     run_path = Path(run_path)
     wanted = set(sample_ids) if sample_ids is not None else None
     results: list[dict[str, Any]] = []
     ledgers: dict[str, list[dict[str, Any]]] = {}
-    samples = run_path / "samples"
+    samples = run_path / records.SAMPLES
     if not samples.is_dir():
         return {"results": results, "ledgers": ledgers}
-    for d in sorted(samples.iterdir()):
-        rp = d / "result.json"
-        if not rp.exists():
+    for d in sorted(p for p in samples.iterdir() if p.is_dir()):
+        res = records.read_result(d)
+        if res is None or (wanted is not None and res.get("sample_id") not in wanted):
             continue
-        try:
-            res = json.loads(rp.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            continue
-        if wanted is not None and res.get("sample_id") not in wanted:
-            continue
-        results.append(res)
-        events = []
-        lp = d / "ledger.jsonl"
-        if lp.exists():
-            for line in lp.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    try:
-                        events.append(json.loads(line))
-                    except json.JSONDecodeError:
-                        continue
-        ledgers[res["sample_id"]] = events
+        results.append(dict(res))
+        ledgers[str(res["sample_id"])] = [dict(e) for e in records.read_jsonl(d / records.LEDGER, strict=False)]
     return {"results": results, "ledgers": ledgers}
 
 

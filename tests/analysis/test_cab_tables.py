@@ -16,44 +16,63 @@ def summary(runset):
     return cab_tables.cab_summary(cab_tables.cab_records(runset, "cab"))
 
 
-def test_table2_percentages_over_evaluated_issues(summary):
+def test_table2_every_method_on_the_same_issues(summary):
     t = cab_tables.table2(summary)
     d = t.data.set_index("method")
-    # full: 4 evaluated (i4 init_failed): CORRECT x2, PARTIALLY x1, INCORRECT x1
+    assert list(d.index) == ["native_strands", "full", "mem0", "reconmem"]  # the paper's column order
+    # i4 (init_failed everywhere) and i6 (docker_unavailable for native_strands only) are excluded
+    # for every method alike: 4 scored issues each (i1, i2, i3, i5).
+    assert set(d["scored"]) == {4} and set(d["excluded"]) == {2}
+    # full: CORRECT x2, PARTIALLY x1, INCORRECT x1 (its ok i6 does not count)
     assert d.loc["full", "correct_pct"] == pytest.approx(50)
     assert d.loc["full", "partially_correct_pct"] == pytest.approx(25)
     assert d.loc["full", "terse_pct"] == pytest.approx(25)  # CONCISE counts as Terse
     assert d.loc["full", "avg_turns"] == pytest.approx((3 + 5 + 4 + 2) / 4)
-    assert (d.loc["full", "evaluated"], d.loc["full", "excluded"]) == (4, 1)
-    # mem0: judge_error and init_failed excluded -> 3 evaluated
-    assert d.loc["mem0", "correct_pct"] == pytest.approx(100 / 3)
-    assert d.loc["mem0", "appropriate_pct"] == pytest.approx(200 / 3)
-    assert (d.loc["mem0", "evaluated"], d.loc["mem0", "excluded"]) == (3, 2)
-    assert d.loc["mem0", "judge_error_count"] == 1
+    # mem0: its judge_error on i3 counts as incorrect (before: dropped, 33.33% correct over 3).
+    assert d.loc["mem0", "correct_pct"] == pytest.approx(25)
+    assert d.loc["mem0", "incorrect_pct"] == pytest.approx(50)
+    assert d.loc["mem0", "appropriate_pct"] == pytest.approx(50)
+    assert (d.loc["mem0", "errored"], d.loc["mem0", "judge_error_count"]) == (1, 1)
+    assert d.loc["mem0", "avg_turns"] == pytest.approx((4 + 6 + 5 + 3) / 4)  # the judge_error issue had 5 turns
+    # native_strands: crashed on i2 (errored, no turns)
+    assert d.loc["native_strands", "correct_pct"] == pytest.approx(25)
+    assert d.loc["native_strands", "errored"] == 1
+    assert d.loc["native_strands", "avg_turns"] == pytest.approx((4 + 5 + 3) / 3)
     assert d.loc["reconmem", "appropriate_pct"] == pytest.approx(75)
     assert d.loc["reconmem", "avg_turns"] == pytest.approx(3)
     md = t.to_markdown()
-    assert "| Correct (%) | 50.00 | 33.33 | 50.00 |" in md
-    assert "| Excluded issues | 1 | 2 | 1 |" in md
+    assert "| Metric | Native Strands | Full History | Mem0 | ReConMem |" in md
+    assert "| Correct (%) | 25.00 | 50.00 | 25.00 | 50.00 |" in md
+    assert "| Errored issues | 1 | 0 | 1 | 0 |" in md
+    assert "| Excluded issues (all methods) | 2 | 2 | 2 | 2 |" in md
 
 
 def maintainer(r):  # turn k: 1000 k input + 200 output, plus a 500 + 50 tool step
     return sum(1000 * k + 200 + 550 for k in range(1, r + 1))
 
 
-def test_table5_tokens_per_issue_and_turn(summary):
-    d = cab_tables.table5(summary).data.set_index("method")
+def maintainer_cost(r):  # $1 / $4 per million input / output tokens
+    return sum(1000 * k * 1e-6 + 200 * 4e-6 + 500e-6 + 50 * 4e-6 for k in range(1, r + 1))
+
+
+def test_table5_tokens_and_cost_per_issue_and_turn(summary):
+    t = cab_tables.table5(summary)
+    d = t.data.set_index("method")
     turns_full = [3, 5, 4, 2]
     assert d.loc["full", "maintainer_tokens_per_issue"] == pytest.approx(sum(map(maintainer, turns_full)) / 4)
     assert d.loc["full", "maintainer_tokens_per_turn"] == pytest.approx(sum(maintainer(r) / r for r in turns_full) / 4)
     assert d.loc["full", "memory_tokens_per_issue"] == 0
-    turns_mem0 = [4, 6, 3]  # the judge_error issue (5 turns) is excluded
-    assert d.loc["mem0", "memory_tokens_per_issue"] == pytest.approx(350 * sum(turns_mem0) / 3)
+    assert d.loc["full", "combined_cost_per_issue"] == pytest.approx(sum(map(maintainer_cost, turns_full)) / 4)
+    turns_mem0 = [4, 6, 5, 3]  # the judge_error issue recorded its conversation: its tokens count
+    assert d.loc["mem0", "memory_tokens_per_issue"] == pytest.approx(350 * sum(turns_mem0) / 4)
     assert d.loc["mem0", "memory_tokens_per_turn"] == pytest.approx(350)
     turns_rm = [2, 3, 4, 3]
     combined = [maintainer(r) + 360 * r for r in turns_rm]
     assert d.loc["reconmem", "combined_tokens_per_issue"] == pytest.approx(sum(combined) / 4)
     assert d.loc["reconmem", "combined_tokens_per_turn"] == pytest.approx(sum(c / r for c, r in zip(combined, turns_rm)) / 4)
+    assert d.loc["native_strands", "n_token_issues"] == 3  # the crashed issue recorded no conversation
+    md = t.to_markdown()
+    assert "Combined Cost/Issue (USD)" in md and "All-calls Cost/Issue (USD)" in md
 
 
 def test_tokens_fall_back_to_the_ledger(runset):
@@ -77,11 +96,12 @@ def _without_tokens(runset):
 
 
 def test_missing_method_column(runset):
-    summary = cab_tables.cab_summary(cab_tables.cab_records(runset, "cab"), methods=("full", "mem0", "reconmem", "ld_agent"))
+    summary = cab_tables.cab_summary(cab_tables.cab_records(runset, "cab"),
+                                     methods=("native_strands", "full", "mem0", "reconmem", "ld_agent"))
     md = cab_tables.table2(summary).to_markdown()
     header = next(line for line in md.splitlines() if line.startswith("| Metric"))
     col = [c.strip() for c in header.strip("|").split("|")].index("LD-Agent")
     body = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines()
             if line.startswith("| ") and not line.startswith("| Metric")]
-    assert len(body) == 8 and all(cells[col] == MISSING for cells in body)
+    assert len(body) == 9 and all(cells[col] == MISSING for cells in body)
     assert cab_tables.cab_summary([]).empty

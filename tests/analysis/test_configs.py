@@ -14,9 +14,9 @@ CONF = ROOT / "conf"
 SWEEPS = {
     "table1": ("locoeval", None, {"backbone": "gpt5_mini,deepseek_v32,qwen3_235b",
                                   "method": "full,vanilla_rag,memgpt,ld_agent,mem0,mem0r,reconmem"}),
-    "table2": ("cab", "qwen3_235b", {"method": "full,mem0,reconmem"}),
+    "table2": ("cab", "qwen3_235b", {"method": "native_strands,full,mem0,reconmem"}),
     "table6": ("locoeval", "qwen3_235b",
-               {"method": "reconmem,reconmem_wo_gae,reconmem_wo_smg,reconmem_wo_qg,reconmem_wo_hcc"}),
+               {"method": "full,reconmem,reconmem_wo_gae,reconmem_wo_smg,reconmem_wo_qg,reconmem_wo_hcc"}),
     "coverage": ("locoeval", None, {"backbone": "gpt5_mini,deepseek_v32,qwen3_235b", "method": "reconmem"}),
     "demo": ("demo", "local", {"method": "reconmem,full"}),
 }

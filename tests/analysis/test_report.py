@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from analysis_helpers import FIXTURES, hash_embed
 
 from benchmarks.analysis.report import build_report
@@ -32,6 +34,68 @@ def test_build_report_produces_every_artefact(results_dir, tmp_path):
     assert "1 unfinished sample(s)" in index
     assert "![fig6](locoeval/fig6_coverage.png)" in index
     assert "Table 1. Pass@1" in index and "Table 5. Token consumption" in index
+    # The validity block opens the report, names the models and what each method was scored on.
+    assert index.index("## Validity") < index.index("## Runs") < index.index("\n## locoeval\n")
+    validity = index[index.index("## Validity"):index.index("## Runs")]
+    assert ("| openrouter/qwen/qwen3-235b-a22b-2507 (Qwen3-235B) | ReConMem | gemini/gemini-2.5-flash | — | fixture "
+            "| 4 | 4 | 8 | 1 | 0 | 0 | 0 |") in validity
+    assert "i6: docker_unavailable in qwen3_235b/native_strands" in validity
+    assert "judge: `gemini/gemini-2.5-flash`" in validity and "user: `gemini/gemini-2.5-flash`" in validity
+    assert "ledger events carry no `cost_usd` and count as $0" in validity
+    assert "scripted" not in index.lower()
+
+
+def _scripted_copy(results_dir, tmp_path):
+    src = results_dir / "locoeval" / "gpt5_mini"
+    root = tmp_path / "runs"
+    shutil.copytree(src, root / "locoeval" / "gpt5_mini")
+    manifest = root / "locoeval" / "gpt5_mini" / "reconmem" / "fixture" / "manifest.json"
+    m = json.loads(manifest.read_text())
+    m["models"]["user"], m["scripted"] = "scripted/tests.analysis.scripted_judge:reply", True
+    manifest.write_text(json.dumps(m))
+    return root
+
+
+def test_report_refuses_scripted_runs_unless_allowed(results_dir, tmp_path, capsys):
+    from PIL import Image
+
+    from benchmarks.analysis.report import ScriptedRunsError
+    from scripts.report import main
+
+    root = _scripted_copy(results_dir, tmp_path)
+    with pytest.raises(ScriptedRunsError, match="user=scripted/.*--allow-scripted"):
+        build_report([root], tmp_path / "out", n_resamples=20, tsne=False)
+    assert not (tmp_path / "out").exists()
+    assert main(["--runs", str(root), "--out", str(tmp_path / "cli"), "--no-tsne"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "--allow-scripted" in err[0]
+    report = build_report([root], tmp_path / "out", n_resamples=20, tsne=False, allow_scripted=True)
+    assert not report.failed, report.failures
+    mark = "scripted replies — not a model's result"
+    tables = [p for p in report.files() if p.suffix in (".md", ".tex", ".csv") and p.name != "report.md"]
+    assert any(p.name == "table1.md" for p in tables)
+    for p in tables:
+        if p.suffix == ".md":
+            assert mark in p.read_text(), p
+        if p.suffix == ".tex":
+            assert "scripted replies" in p.read_text(), p
+    pngs = [p for p in report.files() if p.suffix == ".png"]
+    assert pngs and all(Image.open(p).text.get("Description") == mark for p in pngs)
+    assert mark.upper() in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_sharded_run_gives_the_same_tables_as_unsharded(results_dir, tmp_path):
+    """issue 17: two shards writing one run directory (shards/manifest-i-of-2.json) merge into the
+    same tables as the unsharded run of the same samples."""
+    plain = build_report([results_dir / "locoeval" / "gpt5_mini"], tmp_path / "plain", n_resamples=100, tsne=False)
+    sharded = build_report([FIXTURES / "sharded"], tmp_path / "sharded", n_resamples=100, tsne=False)
+    assert not plain.failed and not sharded.failed
+    for name in ("table1.csv", "table3.csv", "table4.csv", "fig8_by_k.csv", "fig5_per_turn_tokens.csv", "coverage.csv"):
+        a = (tmp_path / "plain" / "locoeval" / name).read_text()
+        assert a == (tmp_path / "sharded" / "locoeval" / name).read_text(), name
+    index = (tmp_path / "sharded" / "report.md").read_text()
+    assert "fixture (2 shards)" in index
+    assert "run.shard=1/2; python -m scripts.run method=full backbone=gpt5_mini run.shard=2/2" in index
 
 
 def test_report_lists_what_it_cannot_build(tmp_path):

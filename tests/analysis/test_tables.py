@@ -39,6 +39,10 @@ def cell(data, subset, backbone, method, col):
     return row.iloc[0][col]
 
 
+def mem0r_in(s, bb):
+    return SCALE[bb] * ((400 + 250 + 100) * N[s] + 600 * T[s])
+
+
 def test_table1_pass_at_1_and_cr(frames):
     tasks, samples = frames
     t = tables.table1(tasks, samples, n_resamples=500)
@@ -46,19 +50,52 @@ def test_table1_pass_at_1_and_cr(frames):
     assert cell(d, "single-hop", "qwen3_235b", "full", "pass1") == pytest.approx(100 / 3)
     assert cell(d, "single-hop", "qwen3_235b", "reconmem", "pass1") == pytest.approx(100)
     assert cell(d, "single-hop", "qwen3_235b", "vanilla_rag", "pass1") == 0
-    assert cell(d, "multi-hop", "qwen3_235b", "reconmem", "pass1") == pytest.approx(50)  # s3 errored: s4 only
-    assert cell(d, "multi-hop", "qwen3_235b", "reconmem", "n_samples") == 1
     assert cell(d, "multi-hop", "gpt5_mini", "full", "pass1") == pytest.approx(60)
-    # CR: Full / method over the samples both completed (s3 excluded for qwen reconmem).
+    # CR: Full / method over the samples every compared method of the row finished ok.
     assert cell(d, "single-hop", "qwen3_235b", "reconmem", "cr") == pytest.approx(cr(["s1", "s2"], "qwen3_235b"))
-    assert cell(d, "multi-hop", "qwen3_235b", "reconmem", "cr") == pytest.approx(cr(["s4"], "qwen3_235b"))
     assert cell(d, "multi-hop", "qwen3_235b", "full", "cr") == 1.0
-    # Overall: pooled over backbones; CR pooled as cumulative tokens.
+    # Overall: pooled over backbones; CR pooled as cumulative tokens over each backbone's common samples.
     assert cell(d, "single-hop", "overall", "full", "pass1") == pytest.approx(400 / 6)
-    assert cell(d, "multi-hop", "overall", "reconmem", "pass1") == pytest.approx(500 / 7)
     pooled = ((full_in("s4", "qwen3_235b") + full_in("s3", "gpt5_mini") + full_in("s4", "gpt5_mini")) /
               (rm_in("s4", "qwen3_235b") + rm_in("s3", "gpt5_mini") + rm_in("s4", "gpt5_mini")))
     assert cell(d, "multi-hop", "overall", "reconmem", "cr") == pytest.approx(pooled)
+
+
+def test_one_method_errors_on_one_sample(frames):
+    """issue 12: reconmem/qwen3_235b errored on multi-hop s3 (3 tasks) after the run's retries.
+
+    Before: Pass@1 over the ok samples only = s4's [T, F] = 50.000 (2 tasks), and each method's CR
+    over its own samples in common with Full (Mem0^R over s3 + s4). After: Pass@1 over all 5 tasks
+    (s3's 3 count as failed) = 20.000 with Err. = 1, and every CR of the row over s4 only, the one
+    sample every compared method finished (CR samples = 1)."""
+    tasks, samples = frames
+    t = tables.table1(tasks, samples, n_resamples=200)
+    d = t.data
+    assert cell(d, "multi-hop", "qwen3_235b", "reconmem", "pass1") == pytest.approx(20.0)
+    assert cell(d, "multi-hop", "qwen3_235b", "reconmem", "n_tasks") == 5
+    assert cell(d, "multi-hop", "qwen3_235b", "reconmem", "n_samples") == 2
+    assert cell(d, "multi-hop", "qwen3_235b", "reconmem", "n_errored") == 1
+    assert cell(d, "multi-hop", "qwen3_235b", "mem0r", "n_errored") == 0
+    for m, mine in (("reconmem", rm_in), ("mem0r", mem0r_in)):
+        assert cell(d, "multi-hop", "qwen3_235b", m, "cr") == pytest.approx(cr(["s4"], "qwen3_235b", mine=mine))
+        assert cell(d, "multi-hop", "qwen3_235b", m, "n_cr_samples") == 1
+    assert cell(d, "multi-hop", "qwen3_235b", "full", "n_common_samples") == 1
+    assert cell(d, "multi-hop", "gpt5_mini", "full", "n_common_samples") == 2
+    # Overall multi-hop: qwen 1/5 + gpt5_mini 4/5 (before: 5/7 = 71.429 with s3 dropped).
+    assert cell(d, "multi-hop", "overall", "reconmem", "pass1") == pytest.approx(50.0)
+    md = t.to_markdown()
+    header = next(line for line in md.splitlines() if line.startswith("| Model")).split(" | ")
+    qwen_multi = [line for line in md.splitlines() if line.startswith("| openrouter/qwen")][1].split(" | ")
+    assert qwen_multi[header.index("ReConMem Pass@1")] == "20.000"
+    assert qwen_multi[header.index("ReConMem Err.")] == "1"
+    assert qwen_multi[header.index("CR samples n")] == "1"
+    assert "Err. = samples that still errored" in md
+
+
+def test_table1_rows_are_labelled_by_the_recorded_model(frames):
+    md = tables.table1(*frames, n_resamples=50).to_markdown()
+    assert "| openrouter/qwen/qwen3-235b-a22b-2507 (Qwen3-235B) |" in md
+    assert "| openai/gpt-5-mini (GPT-5 mini) |" in md
 
 
 def test_table1_missing_cells_are_missing(frames):
@@ -69,18 +106,26 @@ def test_table1_missing_cells_are_missing(frames):
     assert math.isnan(cell(d, "single-hop", "overall", "vanilla_rag", "pass1"))  # one backbone missing
     assert math.isnan(cell(d, "single-hop", "qwen3_235b", "memgpt", "cr"))
     md = t.to_markdown()
-    gpt_row = next(line for line in md.splitlines() if line.startswith("| GPT-5 mini"))
-    assert gpt_row.split(" | ")[3] == MISSING  # Vanilla RAG Pass@1
-    header = next(line for line in md.splitlines() if line.startswith("| Model"))
-    memgpt = header.split(" | ").index("MemGPT Pass@1")
-    body = [line.split(" | ") for line in md.splitlines() if line.startswith(("| GPT", "| Qwen", "| Overall"))]
+    header = next(line for line in md.splitlines() if line.startswith("| Model")).split(" | ")
+    gpt_row = next(line for line in md.splitlines() if line.startswith("| openai/gpt-5-mini")).split(" | ")
+    assert gpt_row[header.index("Vanilla RAG Pass@1")] == MISSING
+    memgpt = header.index("MemGPT Pass@1")
+    body = [line.split(" | ") for line in md.splitlines() if line.startswith(("| openai", "| openrouter", "| Overall"))]
     assert body and all(cells[memgpt] == MISSING for cells in body)  # a method with no runs at all
-    assert "50.000†" in md  # reconmem multi-hop qwen: fewer samples than the other methods
     csv = t.to_csv().splitlines()
     row = next(line for line in csv if line.startswith("single-hop,gpt5_mini,vanilla_rag,"))
     assert row.split(",")[3:5] == ["", ""]
     tex = t.to_latex()
-    assert "Mem0$^{R}$" in tex and r"$^\dagger$" in tex and " -- " in tex
+    assert "Mem0$^{R}$" in tex and " -- " in tex
+
+
+def test_table1_dagger_marks_a_cell_with_a_missing_sample(frames):
+    tasks, samples = frames
+    keep = ~((tasks.method == "mem0r") & (tasks.backbone == "qwen3_235b") & (tasks.sample_id == "s3"))
+    t = tables.table1(tasks[keep], samples[~((samples.method == "mem0r") & (samples.backbone == "qwen3_235b")
+                                             & (samples.sample_id == "s3"))], n_resamples=50)
+    assert cell(t.data, "multi-hop", "qwen3_235b", "mem0r", "n_samples") == 1
+    assert "0.000†" in t.to_markdown() and r"$^\dagger$" in t.to_latex()
 
 
 def test_table1_delta_against_strongest_baseline_and_paired_bootstrap(frames):
@@ -91,20 +136,24 @@ def test_table1_delta_against_strongest_baseline_and_paired_bootstrap(frames):
     assert set(rm["baseline"]) == {"full"}
     assert rm.loc[("single-hop", "overall"), "delta_pp"] == pytest.approx(500 / 6 - 400 / 6)
     assert rm.loc[("single-hop", "gpt5_mini"), "delta_pp"] == pytest.approx(200 / 3 - 100)
-    assert rm.loc[("multi-hop", "qwen3_235b"), "delta_pp"] == pytest.approx(30)
-    # Paired over task-runs both completed: qwen multi-hop s4 only -> [T,F] vs [F,F] = +50 pp.
-    assert rm.loc[("multi-hop", "qwen3_235b"), "paired_diff_pp"] == pytest.approx(50)
-    assert rm.loc[("multi-hop", "qwen3_235b"), "n_paired"] == 2
-    # Overall multi-hop: 7 common task-runs, 5 vs 3 passed.
-    assert rm.loc[("multi-hop", "overall"), "paired_diff_pp"] == pytest.approx(200 / 7)
+    assert rm.loc[("multi-hop", "qwen3_235b"), "delta_pp"] == pytest.approx(0)  # 20 - 20
+    # Paired over every task both were scored on: qwen multi-hop s3 + s4 -> [F,F,F,T,F] vs [F,F,T,F,F].
+    assert rm.loc[("multi-hop", "qwen3_235b"), "paired_diff_pp"] == pytest.approx(0)
+    assert rm.loc[("multi-hop", "qwen3_235b"), "n_paired"] == 5
+    # Overall multi-hop: 10 paired tasks, 5 vs 4 passed.
+    assert rm.loc[("multi-hop", "overall"), "paired_diff_pp"] == pytest.approx(10)
     lo, hi = rm.loc[("multi-hop", "overall"), ["ci_low_pp", "ci_high_pp"]]
-    assert lo <= 200 / 7 <= hi
-    # Qwen single-hop: 3 task-runs, reconmem passes all, full passes 1 -> +66.7 pp, all resamples > 0
+    assert lo <= 10 <= hi
+    # Qwen single-hop: 3 tasks, reconmem passes all, full passes 1 -> +66.7 pp, all resamples > 0
     assert rm.loc[("single-hop", "qwen3_235b"), "paired_diff_pp"] == pytest.approx(200 / 3)
     assert rm.loc[("single-hop", "qwen3_235b"), "ci_low_pp"] > 0
 
 
-def test_table3_end_to_end_tokens(frames):
+def cost(tokens_in, tokens_out):
+    return tokens_in * 1e-6 + tokens_out * 4e-6
+
+
+def test_table3_end_to_end_tokens_and_cost(frames):
     _, samples = frames
     t = tables.table3(samples)
     d = t.data
@@ -112,11 +161,21 @@ def test_table3_end_to_end_tokens(frames):
     e2e_rm = lambda s, bb: rm_in(s, bb) + 120 * N[s] + 80 * T[s]  # noqa: E731
     col = "e2e_tokens_per_conversation"
     assert cell(d, "single-hop", "qwen3_235b", "full", col) == pytest.approx((e2e_full("s1", "qwen3_235b") + e2e_full("s2", "qwen3_235b")) / 2)
+    # Common samples of the row: qwen multi-hop s4 only (reconmem errored on s3), for every method.
     assert cell(d, "multi-hop", "qwen3_235b", "reconmem", col) == pytest.approx(e2e_rm("s4", "qwen3_235b"))
+    assert cell(d, "multi-hop", "qwen3_235b", "full", col) == pytest.approx(e2e_full("s4", "qwen3_235b"))
+    assert cell(d, "multi-hop", "qwen3_235b", "full", "n_samples") == 1
+    assert cell(d, "multi-hop", "qwen3_235b", "reconmem", "n_errored") == 1
     avg = (cell(d, "multi-hop", "qwen3_235b", "full", col) + cell(d, "multi-hop", "gpt5_mini", "full", col)) / 2
     assert cell(d, "multi-hop", "average", "full", col) == pytest.approx(avg)
     assert math.isnan(cell(d, "multi-hop", "average", "vanilla_rag", col))
-    assert "Average" in t.to_markdown()
+    # Cost of the counted calls: PRICE = $1 / $4 per million input / output tokens.
+    c = cell(d, "single-hop", "gpt5_mini", "reconmem", "cost_usd_per_conversation")
+    want = sum(cost(rm_in(s, "gpt5_mini"), 120 * N[s] + 80 * T[s]) for s in ("s1", "s2")) / 2
+    assert c == pytest.approx(want)
+    md = t.to_markdown()
+    assert "Average" in md and "$0*" in md  # vanilla_rag's ledger has no cost_usd: $0, marked
+    assert "carry no cost_usd and count as $0" in md
 
 
 def test_table4_stage_breakdown(frames):
@@ -135,25 +194,35 @@ def test_table4_stage_breakdown(frames):
     assert sel.loc["memory_sketching", "share_pct"] == pytest.approx(100 * sketch / total)
     assert sel.drop("total")["share_pct"].sum() == pytest.approx(100)
     assert "other" not in sel.index  # reconmem uses only the four stages
+    want = sum(cost(rm_in(s, "qwen3_235b"), 120 * N[s] + 80 * T[s]) for s in ("s1", "s2")) / 2
+    assert sel.loc["total", "cost_usd_per_conversation"] == pytest.approx(want)
     avg = d[(d.subset == "single-hop") & (d.backbone == "average")].set_index("stage")
     assert avg.loc["turn_generation", "share_pct"] == pytest.approx(
         100 * avg.loc["turn_generation", "tokens_per_conversation"] / avg.loc["total", "tokens_per_conversation"])
 
 
-def test_table6_ablations(frames):
+def test_table6_ablations_with_cr_and_budgets(frames, runset):
     tasks, samples = frames
-    t = tables.table6(tasks, samples)
+    t = tables.table6(tasks, samples, budgets=runset.budgets("locoeval"))
     d = t.data.set_index(["subset", "method"])
     assert set(t.data.backbone) == {"qwen3_235b"}  # the only backbone with an ablation run
     assert d.loc[("single-hop", "reconmem_wo_gae"), "pass1"] == pytest.approx(200 / 3)
     assert d.loc[("single-hop", "reconmem_wo_gae"), "delta_pp"] == pytest.approx(200 / 3 - 100)
     assert d.loc[("multi-hop", "reconmem_wo_gae"), "pass1"] == pytest.approx(40)  # s3 [T,T,F], s4 [F,F]
-    assert d.loc[("multi-hop", "reconmem_wo_gae"), "delta_pp"] == pytest.approx(40 - 50)
+    assert d.loc[("multi-hop", "reconmem"), "pass1"] == pytest.approx(20)  # s3 errored: 3 failed tasks
+    assert d.loc[("multi-hop", "reconmem_wo_gae"), "delta_pp"] == pytest.approx(40 - 20)
     wo_in = lambda s, bb: rm_in(s, bb, turn_input=250)  # noqa: E731
-    assert d.loc[("multi-hop", "reconmem_wo_gae"), "cr"] == pytest.approx(cr(["s3", "s4"], "qwen3_235b", mine=wo_in))
+    # CR over the samples every configuration and Full finished: multi-hop s4 only.
+    assert d.loc[("multi-hop", "reconmem_wo_gae"), "cr"] == pytest.approx(cr(["s4"], "qwen3_235b", mine=wo_in))
+    assert d.loc[("single-hop", "reconmem_wo_gae"), "cr"] == pytest.approx(cr(["s1", "s2"], "qwen3_235b", mine=wo_in))
+    assert d.loc[("multi-hop", "reconmem_wo_gae"), "n_cr_samples"] == 1
+    assert (d.loc[("single-hop", "reconmem"), ["k2", "k31", "k32"]].tolist()) == [4, 2, 2]
+    assert (d.loc[("single-hop", "reconmem_wo_gae"), ["k2", "k31", "k32"]].tolist()) == [6, 2, 3]
     assert math.isnan(d.loc[("multi-hop", "reconmem_wo_smg"), "pass1"])
     md = t.to_markdown()
-    assert "66.667 ↓ 33.333" in md and "40.000 ↓ 10.000" in md
+    assert "| ReConMem | k2=4, k31=2, k32=2 | 100.000 | 0 |" in md
+    assert "| ReConMem w/o GAE | k2=6, k31=2, k32=3 | 66.667 ↓ 33.333 | 0 |" in md
+    assert "40.000 ↑ 20.000" in md
 
 
 def test_tables_write_three_formats(frames, tmp_path):
@@ -174,7 +243,9 @@ def test_empty_inputs_give_empty_tables():
 
 
 def test_agrees_with_the_locoeval_runner_metrics(frames, results_dir):
-    """Table 1 cells equal benchmarks.locoeval.metrics on the same run directories."""
+    """Table 1 Pass@1 equals benchmarks.locoeval.metrics (the runner's summary.json) on the same run
+    directories; CR too wherever the row's common samples are the pair's common samples (true here:
+    the runner compares one method with Full, the table every method of the row)."""
     from benchmarks.locoeval import metrics
 
     d = tables.table1(*frames, n_resamples=50).data

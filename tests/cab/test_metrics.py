@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.cab.metrics import event_category, issue_tokens, summarize, tokens_by_role
+from benchmarks.cab.metrics import event_category, issue_costs, issue_tokens, summarize, tokens_by_role
 
 
 def _r(sid, verdict, verbosity, turns, maint, mem, status="ok", user_status=None):
@@ -24,28 +24,51 @@ def test_summary_hand_computed():
         {"sample_id": "h", "status": "error"},
     ]
     s = summarize(results)
-    assert s["evaluated"] == 4 and s["init_failed_count"] == 1 and s["judge_error_count"] == 1
+    # One denominator: 4 judged + 2 errored (judge_error, error) = 6 scored; init_failed and
+    # docker_unavailable excluded.
+    assert (s["scored"], s["evaluated"], s["errored"], s["excluded"]) == (6, 4, 2, 2)
+    assert s["init_failed_count"] == 1 and s["judge_error_count"] == 1
     assert s["docker_unavailable_count"] == 1 and s["error_count"] == 1 and s["total_records"] == 8
-    assert s["correct_pct"] == pytest.approx(50.0)
-    assert s["partially_correct_pct"] == pytest.approx(25.0) and s["incorrect_pct"] == pytest.approx(25.0)
-    assert s["appropriate_pct"] == pytest.approx(50.0) and s["verbose_pct"] == pytest.approx(25.0)
-    assert s["terse_pct"] == pytest.approx(25.0)
-    assert s["avg_turns"] == pytest.approx((2 + 4 + 1 + 5) / 4)  # 3.0
-    assert s["fully_satisfied_pct"] == pytest.approx(50.0)
-    # Eq. 12: mean over issues
-    assert s["maintainer_tokens_per_issue"] == pytest.approx((1000 + 3000 + 500 + 2500) / 4)  # 1750
-    assert s["memory_tokens_per_issue"] == pytest.approx((200 + 0 + 100 + 500) / 4)  # 200
-    assert s["combined_tokens_per_issue"] == pytest.approx(1950.0)
+    assert s["correct_pct"] == pytest.approx(200 / 6)
+    assert s["partially_correct_pct"] == pytest.approx(100 / 6)
+    assert s["incorrect_pct"] == pytest.approx(300 / 6)  # c + the two errored issues
+    assert s["errored_pct"] == pytest.approx(200 / 6)
+    assert s["appropriate_pct"] == pytest.approx(200 / 6) and s["verbose_pct"] == pytest.approx(100 / 6)
+    assert s["terse_pct"] == pytest.approx(100 / 6)
+    assert s["appropriate_pct"] + s["verbose_pct"] + s["terse_pct"] + s["errored_pct"] == pytest.approx(100)
+    assert s["avg_turns"] == pytest.approx((2 + 4 + 1 + 5 + 3) / 5)  # f recorded 3 turns; h none
+    assert s["fully_satisfied_pct"] == pytest.approx(200 / 6)
+    # Eq. 12: mean over the scored issues that recorded tokens (a, b, c, d, f)
+    assert s["n_token_issues"] == 5
+    assert s["maintainer_tokens_per_issue"] == pytest.approx((1000 + 3000 + 500 + 2500 + 9) / 5)
+    assert s["memory_tokens_per_issue"] == pytest.approx((200 + 0 + 100 + 500 + 0) / 5)
+    assert s["combined_tokens_per_issue"] == pytest.approx((1200 + 3000 + 600 + 3000 + 9) / 5)
     # Eq. 13: macro average of per-issue tokens / turns (NOT total tokens / total turns)
-    assert s["maintainer_tokens_per_turn"] == pytest.approx((500 + 750 + 500 + 500) / 4)  # 562.5
-    assert s["memory_tokens_per_turn"] == pytest.approx((100 + 0 + 100 + 100) / 4)  # 75
-    assert s["combined_tokens_per_turn"] == pytest.approx((600 + 750 + 600 + 600) / 4)  # 637.5
-    assert s["combined_tokens_per_turn"] != pytest.approx(7800 / 12)
+    assert s["maintainer_tokens_per_turn"] == pytest.approx((500 + 750 + 500 + 500 + 3) / 5)
+    assert s["memory_tokens_per_turn"] == pytest.approx((100 + 0 + 100 + 100 + 0) / 5)
+    assert s["combined_tokens_per_turn"] == pytest.approx((600 + 750 + 600 + 600 + 3) / 5)
+    assert s["combined_tokens_per_turn"] != pytest.approx(7809 / 15)
+
+
+def test_excluded_ids_apply_to_every_method():
+    results = [_r("a", "CORRECT", "APPROPRIATE", 2, 1, 1), _r("b", "INCORRECT", "VERBOSE", 2, 1, 1)]
+    s = summarize(results, excluded_ids=["b"])  # b could not be initialised in another method's run
+    assert (s["scored"], s["excluded"], s["correct_pct"]) == (1, 1, 100.0)
+    assert summarize([{"sample_id": "x", "status": "ok", "excluded_reason": "init_failed"}])["scored"] == 0
+
+
+def test_issue_costs():
+    events = [{"role": "maintainer", "purpose": "turn_generation", "cost_usd": 0.5},
+              {"role": "memory", "purpose": "memory_update", "cost_usd": 0.25},
+              {"role": "judge", "purpose": "judge", "cost_usd": 1.0},
+              {"role": "maintainer", "purpose": "maintainer_tool_step"}]  # no cost_usd: $0, counted
+    c = issue_costs(events)
+    assert (c["maintainer"], c["memory"], c["combined"], c["all"], c["events_without_cost"]) == (0.5, 0.25, 0.75, 1.75, 1)
 
 
 def test_summary_empty_and_invalid():
     s = summarize([{"status": "init_failed"}])
-    assert s["evaluated"] == 0 and s["correct_pct"] is None and s["avg_turns"] is None
+    assert s["evaluated"] == 0 and s["scored"] == 0 and s["correct_pct"] is None and s["avg_turns"] is None
     with pytest.raises(ValueError, match="verbosity"):
         summarize([_r("x", "CORRECT", "SHORT", 1, 1, 1)])
     with pytest.raises(ValueError, match="verdict"):

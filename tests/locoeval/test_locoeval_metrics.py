@@ -36,13 +36,26 @@ LEDGER_FULL = {
 }
 
 
-def test_pass_at_1():
-    # ok samples only: a(1/2) b(1/1) c(1/3) -> 3/6 overall; single 2/3; multi 1/3
-    assert M.pass_at_1(RESULTS) == pytest.approx(0.5)
-    assert M.pass_at_1_by_subset(RESULTS) == pytest.approx({"single-hop": 2 / 3, "multi-hop": 1 / 3, "overall": 0.5})
+def test_pass_at_1_counts_every_task_of_every_scored_sample():
+    # a(1/2) b(1/1) c(1/3) and the errored d, whose 2 tasks count as failed -> 3/8 overall
+    assert M.pass_at_1(RESULTS) == pytest.approx(3 / 8)
+    assert M.pass_at_1_by_subset(RESULTS) == pytest.approx({"single-hop": 2 / 3, "multi-hop": 1 / 5, "overall": 3 / 8})
     assert M.pass_at_1([]) is None
-    assert M.pass_at_1_by(RESULTS, M.task_count) == pytest.approx({1: 1.0, 2: 0.5, 3: 1 / 3})
-    assert M.pass_at_1_by(RESULTS, M.length_bin) == pytest.approx({"[30,40)": 0.5, "[50,60)": 1.0, "[60,70)": 1 / 3})
+    assert M.pass_at_1_by(RESULTS, M.task_count) == pytest.approx({1: 1.0, 2: 1 / 4, 3: 1 / 3})
+    assert M.pass_at_1_by(RESULTS, M.length_bin) == pytest.approx(
+        {"[30,40)": 0.5, "[40,50)": 0.0, "[50,60)": 1.0, "[60,70)": 1 / 3})
+    # Before (ok samples only) the errored sample vanished and the score rose to 3/6.
+    assert M.pass_at_1(M.ok_results(RESULTS)) == pytest.approx(0.5)
+
+
+def test_errored_and_interrupted_samples():
+    recorded = {"sample_id": "e", "status": "error", "n_tasks": 3,
+                "tasks": [{"req_id": "r1", "passed": True}, {"req_id": "r2", "passed": False}]}
+    assert M.sample_outcomes(recorded) == [False, False]  # a recorded list wins; an error never passes
+    assert M.sample_outcomes({"status": "error", "n_tasks": 3, "tasks": []}) == [False] * 3
+    assert not M.is_errored({"status": "interrupted", "n_tasks": 3})  # not run yet: not scored
+    assert not M.is_errored({"status": "excluded", "n_tasks": 3})
+    assert M.scored_results([{"status": "interrupted"}, {"status": "ok", "tasks": []}]) == [{"status": "ok", "tasks": []}]
 
 
 def test_tokens_and_stages():
@@ -84,7 +97,9 @@ def test_summaries_from_disk(tmp_path):
     full_results = [{**r, "status": "ok"} for r in RESULTS[:2]]
     f = _write_run(tmp_path / "full", full_results, LEDGER_FULL)
     s = M.summarize_run(m)
-    assert (s["n_samples"], s["n_ok"], s["n_error"], s["n_tasks"], s["n_passed"]) == (4, 3, 1, 6, 3)
+    assert (s["n_samples"], s["n_ok"], s["n_errored"], s["n_tasks"], s["n_passed"]) == (4, 3, 1, 8, 3)
+    assert s["pass_at_1"]["overall"] == pytest.approx(3 / 8) and s["n_error"] == 1
+    assert s["cost_usd"] == 0 and s["json_failures"] == 0
     assert s["errors"] == [{"sample_id": "d", "error": "boom"}]
     assert s["input_tokens_total"] == 500 + 170
     assert M.compression_ratio_between(m, f) == pytest.approx(2600 / 670)
