@@ -316,10 +316,11 @@ class LoCoEval(Benchmark):
                 for r in s.requirements:
                     get_task(r.namespace, data)
         except FileNotFoundError as exc:
-            raise DataError(f"{exc.filename or exc}: file not found (benchmark.deveval_data / "
-                            f"scripts/fetch_deveval.py)") from exc
+            text = str(exc) if exc.filename is None or "]" not in str(exc) else f"{exc.filename}: file not found"
+            raise DataError(text.splitlines()[0]) from exc
         except (KeyError, ValueError) as exc:
-            raise DataError(str(exc).strip("'\"").splitlines()[0]) from exc
+            text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+            raise DataError(text.splitlines()[0]) from exc
 
     def setup(self, env: RunEnv, samples: Sequence[Sample]) -> None:
         from omegaconf import OmegaConf

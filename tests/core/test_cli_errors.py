@@ -40,3 +40,12 @@ def test_reproduction_refuses_a_local_user_model(tmp_path):
     line = _one_line(_run("experiment=table1", "backbone@user_backbone=local", "allow_local_eval_models=true",
                           "benchmark.samples=/nonexistent/samples.jsonl", f"run.results_dir={tmp_path}"))
     assert "allow_local_eval_models" not in line and "/nonexistent/samples.jsonl" in line
+
+
+def test_malformed_deveval_data_is_one_line_before_any_sample(tmp_path):
+    bad = tmp_path / "data.jsonl"
+    bad.write_text('{"namespace": "x"}\n')
+    line = _one_line(_run("experiment=demo", "method=full", "run.limit=1", f"benchmark.deveval_data={bad}",
+                          f"run.results_dir={tmp_path / 'r'}"))
+    assert line.startswith(f"error: {bad}:1:")
+    assert not list((tmp_path / "r").glob("**/result.json"))  # stopped before the first sample
