@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconmem.platform.jsonio import JSONRepairError, parse_json_lenient
+from reconmem.platform.llm.errors import TransientLLMError
 from reconmem.platform.llm.response import Completion, Usage
 
 _LITELLM_LOCK = threading.Lock()
@@ -70,7 +71,9 @@ def supports_response_format(model: str) -> bool:
 def completion_from_litellm(response: Any) -> Completion:
     """Normalise a litellm ModelResponse (or an OpenAI-shaped dict) into a :class:`Completion`."""
     data = response if isinstance(response, Mapping) else _model_dump(response)
-    choices = data.get("choices") or [{}]
+    if not data.get("choices"):  # a provider glitch (seen behind proxies and overloaded servers): retry
+        raise TransientLLMError(f"reply without choices (model {data.get('model') or '?'})")
+    choices = data["choices"]
     choice = choices[0] or {}
     message = choice.get("message") or {}
     tool_calls = []
