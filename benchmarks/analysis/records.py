@@ -236,14 +236,15 @@ def merge_shard_manifests(path: Path, shards: Sequence[dict[str, Any]]) -> tuple
     parsed = [p for p in (_parse_shard(s.get("shard")) for s in shards) if p]
     n = max((p[1] for p in parsed), default=len(shards))
     have = sorted({p[0] for p in parsed})
-    missing = [i for i in range(1, n + 1) if i not in have] if parsed else []
+    first = 0 if 0 in have or not have or max(have) < n else 1  # run.shard=I/N is 0-based (0 <= I < N)
+    missing = [i for i in range(first, first + n) if i not in have] if parsed else []
     if missing:
         problems.append(f"{path}: shard(s) {', '.join(f'{i}/{n}' for i in missing)} have no manifest "
                         "(their samples are missing or unfinished)")
     merged["shard"] = None
     merged["n_shards"] = n
     merged["shards_present"] = [f"{i}/{n}" for i in have]
-    merged["n_selected"] = sum(int(s.get("n_selected") or 0) for s in shards) or merged.get("n_selected")
+    merged["n_selected"] = max((int(s.get("n_selected") or 0) for s in shards), default=0) or None  # the whole selection
     merged["command"] = "; ".join(dict.fromkeys(str(s.get("command")) for s in shards if s.get("command")))
     merged["scripted"] = any(bool(s.get("scripted")) for s in shards)
     return merged, problems

@@ -105,3 +105,17 @@ def test_missing_method_column(runset):
             if line.startswith("| ") and not line.startswith("| Metric")]
     assert len(body) == 9 and all(cells[col] == MISSING for cells in body)
     assert cab_tables.cab_summary([]).empty
+
+
+def test_any_cab_method_present_is_shown_after_the_papers_order(runset):
+    import copy
+
+    records = cab_tables.cab_records(runset, "cab")
+    extra = [dict(copy.deepcopy(r), method="memgpt") for r in records if r["method"] == "full"]
+    partial = [r for r in extra if r["result"]["sample_id"] != "i5"]  # one scored issue without a record
+    summary = cab_tables.cab_summary(records + partial)
+    assert list(summary["method"]) == ["native_strands", "full", "mem0", "reconmem", "memgpt"]
+    d = summary.set_index("method")
+    assert d.loc["memgpt", "missing"] == 1 and d.loc["memgpt", "scored"] == 3
+    md = cab_tables.table2(summary).to_markdown()
+    assert "| Correct (%) | 25.00 | 50.00 | 25.00 | 50.00 | 33.33† |" in md

@@ -123,67 +123,37 @@ def test_validity_block(runset):
     assert cab.loc["full", "judge_model"] == "gemini/gemini-2.5-flash"
 
 
+def test_validity_counts_missing_samples(results_dir, tmp_path):
+    _copy_run(results_dir, tmp_path, "gpt5_mini", "full")
+    rm = _copy_run(results_dir, tmp_path, "gpt5_mini", "reconmem")
+    shutil.rmtree(rm / "samples" / "s2")
+    v = load_runs(tmp_path).validity("locoeval").set_index("method")
+    assert (v.loc["reconmem", "scored"], v.loc["reconmem", "missing"], v.loc["full", "missing"]) == (3, 1, 0)
+
+
 def test_shards_are_merged(tmp_path):
     from analysis_helpers import FIXTURES
 
     runs = load_runs(FIXTURES / "sharded")
     full = next(r for r in runs.runs if r.method == "full")
-    assert full.manifest["n_shards"] == 2 and full.manifest["shards_present"] == ["1/2", "2/2"]
-    assert full.manifest["started"] == "2026-01-06T01:00:00+00:00"
-    assert len(full.samples) == 4 and not runs.warnings
-    # A missing shard manifest is reported.
+    assert full.manifest["n_shards"] == 2 and full.manifest["shards_present"] == ["0/2", "1/2"]
+    assert len(full.shards) == 2 and len(full.samples) == 4 and not runs.warnings
+    # Shard manifests gathered without the merged view (e.g. copied from the jobs' machines).
     shutil.copytree(FIXTURES / "sharded", tmp_path / "s")
-    (tmp_path / "s" / "locoeval" / "gpt5_mini" / "full" / "fixture" / "shards" / "manifest-2-of-2.json").unlink()
+    run = tmp_path / "s" / "locoeval" / "gpt5_mini" / "full" / "fixture"
+    (run / "manifest.json").unlink()
+    (run / "summary.json").unlink()
+    merged = load_run(run)
+    assert merged.manifest["started"] == "2026-01-06T01:00:00+00:00"  # the first shard's start
+    assert merged.manifest["n_selected"] == 4 and merged.models["backbone"] == "openai/gpt-5-mini"
+    assert merged.manifest["command"].endswith("run.shard=0/2; python -m scripts.run method=full backbone=gpt5_mini run.shard=1/2")
+    (run / "shards" / "manifest-1-of-2.json").unlink()
     runs = load_runs(tmp_path / "s")
-    assert any("shard(s) 2/2 have no manifest" in w for w in runs.warnings)
-
-
-def test_token_sums_exclude_mock_user(runset):
-    samples = runset.samples_frame("locoeval").set_index(["backbone", "method", "sample_id"])
-    row = samples.loc[("qwen3_235b", "full", "s1")]
-    n, tasks = 32, 2
-    assert row["input_tokens"] == 100 * n * (n + 1) / 2 + tasks * (100 * n + 200)
-    assert row["e2e_tokens"] == row["input_tokens"] + 50 * n + 80 * tasks
-    assert row["tok_mock_user"] == n * 10_100
-    assert row["excluded_tokens"] == n * 10_100
-    gpt = samples.loc[("gpt5_mini", "reconmem", "s2")]
-    assert gpt["input_tokens"] == 2 * (650 * 45 + 500)
-    assert gpt["memory_tokens"] == 45 * (2 * 200 + 40 + 2 * 150 + 30)  # inputs doubled on gpt5_mini
-
-
-def test_purpose_categories():
-    assert category("mock_user") == category("judge") == category("coverage_judge") == "excluded"
-    assert category("turn_generation") == category("maintainer_tool_step") == "response"
-    assert category("memory_sketching") == category("persona") == category("something_new") == "memory"
-    s = summarise_events([{"purpose": "judge", "input_tokens": 5, "output_tokens": 1},
-                          {"purpose": "memory_update", "input_tokens": 3, "output_tokens": 2}])
-    assert (s["input_tokens"], s["e2e_tokens"], s["memory_tokens"], s["excluded_tokens"]) == (3, 5, 5, 6)
-
-
-def test_duplicate_run_ids_are_merged_with_a_warning(tmp_path, results_dir):
-    src = results_dir / "locoeval" / "qwen3_235b" / "reconmem" / "fixture"
-    dst = tmp_path / "locoeval" / "qwen3_235b" / "reconmem"
-    shutil.copytree(src, dst / "fixture")
-    shutil.copytree(src, dst / "rerun")
-    fixed = dst / "rerun" / "samples" / "s3" / "result.json"
-    data = json.loads(fixed.read_text())
-    data.update(status="ok", error=None, tasks=[{"req_id": "r1", "passed": True}])
-    fixed.write_text(json.dumps(data))
-    (dst / "rerun" / "config.yaml").write_text((dst / "rerun" / "config.yaml").read_text().replace("fixture", "rerun"))
-    runs = load_runs(tmp_path)
-    tasks = runs.tasks_frame("locoeval")
-    assert "s3" in set(tasks.sample_id)  # the ok record of the re-run wins
-    assert any("appears in run ids" in w for w in runs.warnings)
-
-
-def test_bad_records_name_the_file(tmp_path):
-    run = tmp_path / "locoeval" / "local" / "full" / "x"
-    (run / "samples" / "a").mkdir(parents=True)
-    (run / "samples" / "a" / "result.json").write_text("{not json")
-    with pytest.raises(RecordError, match="result.json"):
-        load_run(run)
-    with pytest.raises(RecordError, match="no such file"):
-        load_runs(tmp_path / "nope")
-    (run / "samples" / "a" / "result.json").write_text(json.dumps({"sample_id": "a", "status": "ok", "subset": "single-hop"}))
-    with pytest.raises(RecordError, match="no 'tasks' list"):
-        load_runs(tmp_path).tasks_frame()
+    assert any("shard(s) 1/2 have no manifest" in w for w in runs.warnings)
+    # Shards that called different models are reported.
+    shutil.copytree(FIXTURES / "sharded", tmp_path / "t")
+    p = tmp_path / "t" / "locoeval" / "gpt5_mini" / "full" / "fixture" / "shards" / "manifest-1-of-2.json"
+    m = json.loads(p.read_text())
+    m["models"]["backbone"] = "openai/gpt-5-nano"
+    p.write_text(json.dumps(m))
+    assert any("shards disagree on manifest 'models'" in w for w in load_runs(tmp_path / "t").warnings)
