@@ -45,6 +45,9 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     p.add_argument("--distractor-rate", type=float, default=0.3)
     p.add_argument("--no-filter", action="store_true", help="skip the retrieval-only Pass@1 filter")
     p.add_argument("--filter-k", type=int, default=10, help="repository functions in the retrieval-only prompt")
+    p.add_argument("--allow-shared-tasks", action="store_true",
+                   help="turn every task group into one sample per subset (the subsets then share tasks); "
+                        "default: groups alternate between the subsets, a task is in at most one sample")
     return p.parse_known_args(argv)
 
 
@@ -88,12 +91,18 @@ def main(argv: list[str] | None = None) -> int:
         topics = builder.repository_functions(root, exclude=[t.namespace for t in tasks])
         samples = builder.build_project_samples(llm, tasks, seed=args.seed, subsets=args.subsets, solves=solves,
                                                 parallel_topics=topics, distractor_rate=args.distractor_rate,
-                                                max_samples=args.max_samples, log=lambda m: print(m, file=sys.stderr))
+                                                max_samples=args.max_samples, log=lambda m: print(m, file=sys.stderr),
+                                                allow_shared_tasks=args.allow_shared_tasks)
         print(f"{entry['project_path']}: {len(tasks)} usable tasks -> {len(samples)} samples", file=sys.stderr)
         all_samples.extend(samples)
+    shared = builder.shared_tasks(all_samples)
+    if shared and not args.allow_shared_tasks:
+        print(f"error: tasks used in more than one sample: {shared}", file=sys.stderr)
+        return 1
     dump_samples(all_samples, args.out)
     totals = ledger.totals(by=("purpose",))
-    print(json.dumps({"out": args.out, "samples": len(all_samples), "llm": totals}, indent=2, default=str))
+    print(json.dumps({"out": args.out, "samples": len(all_samples), "shared_tasks": len(shared), "llm": totals},
+                     indent=2, default=str))
     return 0
 
 

@@ -18,6 +18,10 @@ Pipeline (LoCoEval construction as described in ReConMem §3.2.1 and ../shared/s
    top-k repository functions of the blanked snapshot as context) are removed -- this runs the
    Pass@1 layer (:func:`retrieval_only_solves`).
 5. **Grouping**: the remaining tasks of a project are shuffled (seeded) and grouped 1-4 per sample.
+   The subsets are independent: groups alternate between the subsets (group 0 single-hop, group 1
+   multi-hop, ...), so a task is used in at most one sample of a build; ``allow_shared_tasks=True``
+   (``--allow-shared-tasks``) restores the old behaviour of turning every group into one sample per
+   subset. Every sample records the tasks it uses in ``meta.task_namespaces``.
 6. **Outline**: 30-69 turns (length drawn per sample) with the patterns iterative requirement
    (distractor -> later revision), noisy input (unrelated developer questions), retrospective
    questions and parallel topics (questions about other functions of the same repository).
@@ -388,7 +392,8 @@ def make_sample(sample_id: str, subset: str, reqs: Sequence[tuple[str, BuiltRequ
         "tasks": [{"req_id": rid, "kind": "function_generation",
                    "query": f"Please implement `{b.task.name}` now, following everything we discussed about it."}
                   for rid, b in reqs],
-        "meta": {"builder": {"rejected_items": {rid: b.rejected_items for rid, b in reqs}}},
+        "meta": {"builder": {"rejected_items": {rid: b.rejected_items for rid, b in reqs}},
+                 "task_namespaces": [b.task.namespace for _, b in reqs]},
     }
     parse_sample(obj, where=f"builder:{sample_id}")
     return obj
@@ -419,8 +424,13 @@ def build_project_samples(llm: Any, tasks: Sequence[TaskSource], *, seed: int = 
                           subsets: Sequence[str] = ("single-hop", "multi-hop"),
                           solves: Callable[[TaskSource], bool] | None = None,
                           parallel_topics: Sequence[str] = (), distractor_rate: float = 0.3,
-                          max_samples: int | None = None, log: Callable[[str], None] = lambda m: None) -> list[dict[str, Any]]:
-    """Samples for one project: filter, extract items, group, mutate, outline (both subsets)."""
+                          max_samples: int | None = None, log: Callable[[str], None] = lambda m: None,
+                          allow_shared_tasks: bool = False) -> list[dict[str, Any]]:
+    """Samples for one project: filter, extract items, group, mutate, outline.
+
+    Groups alternate between ``subsets`` so no task is in two samples; ``allow_shared_tasks``
+    turns every group into one sample per subset (the subsets then share their tasks).
+    """
     if not tasks:
         return []
     project = tasks[0].project_path
@@ -433,6 +443,7 @@ def build_project_samples(llm: Any, tasks: Sequence[TaskSource], *, seed: int = 
         kept_tasks.append(t)
     samples: list[dict[str, Any]] = []
     slug = project.rsplit("/", 1)[-1].lower()
+    subsets = list(subsets)
     for g, group in enumerate(group_tasks(kept_tasks, rng)):
         reqs: list[tuple[str, BuiltRequirement]] = []
         for t in group:
@@ -445,10 +456,27 @@ def build_project_samples(llm: Any, tasks: Sequence[TaskSource], *, seed: int = 
         if not reqs:
             continue
         add_distractors(llm, reqs, rng, rate=distractor_rate)
-        for subset in subsets:
+        # disjoint subsets: each group goes to one subset (alternating), unless shared tasks are allowed
+        group_subsets = subsets if allow_shared_tasks else [subsets[g % len(subsets)]]
+        for subset in group_subsets:
             tag = "sh" if subset == "single-hop" else "mh"
             samples.append(make_sample(f"{slug}-{g:03d}-{tag}", subset, reqs, random.Random(f"{seed}:{project}:{g}:{subset}"),
                                        parallel_topics=parallel_topics))
             if max_samples is not None and len(samples) >= max_samples:
-                return samples
+                break
+        if max_samples is not None and len(samples) >= max_samples:
+            break
+    if not allow_shared_tasks:
+        shared = shared_tasks(samples)
+        if shared:  # cannot happen with disjoint groups; a guard against future edits
+            raise AssertionError(f"tasks used in more than one sample: {shared}")
     return samples
+
+
+def shared_tasks(samples: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Task namespaces used by more than one sample object -> the ids of those samples."""
+    owners: dict[str, list[str]] = {}
+    for obj in samples:
+        for req in obj["requirements"]:
+            owners.setdefault(req["namespace"], []).append(obj["id"])
+    return {ns: ids for ns, ids in owners.items() if len(ids) > 1}

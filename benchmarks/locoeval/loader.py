@@ -11,7 +11,9 @@ Sources (``cfg.benchmark.samples``):
 Rows in the official release's layout (not ours) are converted by
 :func:`benchmarks.locoeval.convert.convert_record` first. Every sample is checked with
 :func:`benchmarks.locoeval.schema.validate_sample`; errors name the file/line, the sample id and
-the field path.
+the field path. A set that scores one task in two samples (the subsets would not be independent)
+loads with a :class:`SharedTaskWarning` naming the task and the samples. In a directory source,
+files that are not samples (``*.verification.jsonl``, ``deveval_tasks.jsonl``) are skipped.
 """
 
 from __future__ import annotations
@@ -24,6 +26,14 @@ from typing import Any
 
 from benchmarks.datafiles import iter_json_records
 from benchmarks.locoeval.schema import Sample, SampleError, parse_sample
+
+# Files that may sit beside samples in a directory but are not samples.
+NON_SAMPLE_SUFFIXES = (".verification.jsonl", ".verification.json")
+NON_SAMPLE_NAMES = ("deveval_tasks.jsonl", "screening.json")
+
+
+class SharedTaskWarning(UserWarning):
+    """A sample set scores the same task in more than one sample."""
 
 
 def _read_json_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -77,6 +87,8 @@ def read_rows(source: str | Path) -> list[tuple[str, dict[str, Any]]]:
     if path.is_dir():
         rows: list[tuple[str, dict[str, Any]]] = []
         for f in sorted(path.iterdir()):
+            if f.name in NON_SAMPLE_NAMES or f.name.endswith(NON_SAMPLE_SUFFIXES):
+                continue
             if f.suffix in (".json", ".jsonl"):
                 rows.extend(_read_json_rows(f))
         return rows
@@ -100,7 +112,29 @@ def load_samples(source: str | Path, *, ids: Sequence[str] | None = None, limit:
             raise SampleError(f"{where}: sample {sample.id!r}: id: duplicate id (first at {seen[sample.id]})")
         seen[sample.id] = where
         samples.append(sample)
-    return select(samples, ids=ids, limit=limit)
+    chosen = select(samples, ids=ids, limit=limit)
+    warn_shared_tasks(chosen, source=str(source))
+    return chosen
+
+
+def shared_tasks(samples: Iterable[Sample]) -> dict[tuple[str, str], list[str]]:
+    """(project_path, task namespace) scored by more than one sample -> those sample ids."""
+    owners: dict[tuple[str, str], list[str]] = {}
+    for s in samples:
+        for req in s.requirements:
+            owners.setdefault((s.project_path, req.namespace), []).append(s.id)
+    return {key: ids for key, ids in owners.items() if len(ids) > 1}
+
+
+def warn_shared_tasks(samples: Iterable[Sample], *, source: str = "") -> dict[tuple[str, str], list[str]]:
+    """Warn (:class:`SharedTaskWarning`) for every task scored twice; return them."""
+    import warnings
+
+    shared = shared_tasks(samples)
+    for (_, ns), ids in sorted(shared.items()):
+        warnings.warn(f"{source}: task {ns} is scored in {len(ids)} samples ({', '.join(ids)}); "
+                      f"their results are not independent", SharedTaskWarning, stacklevel=3)
+    return shared
 
 
 def select(samples: list[Sample], *, ids: Iterable[str] | None = None, limit: int | None = None) -> list[Sample]:

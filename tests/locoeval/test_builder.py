@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -64,8 +65,13 @@ def test_verify_item_rules(clamp_task):
 def test_builds_grounded_samples_with_revised_distractor(clamp_task):
     llm = ScriptedLLM(scripted_builder)
     topics = ["boltons.strutils.slugify", "boltons.iterutils.chunked", "boltons.fileutils.mkdir_p"]
-    samples = builder.build_project_samples(llm, [clamp_task], seed=3, parallel_topics=topics)
-    assert [s["subset"] for s in samples] == ["single-hop", "multi-hop"]
+    shared = builder.build_project_samples(llm, [clamp_task], seed=3, parallel_topics=topics, allow_shared_tasks=True)
+    assert [s["subset"] for s in shared] == ["single-hop", "multi-hop"]
+    # default: independent subsets -- the single task goes into one sample only
+    alone = builder.build_project_samples(ScriptedLLM(scripted_builder), [clamp_task], seed=3, parallel_topics=topics)
+    assert [s["subset"] for s in alone] == ["single-hop"] and alone[0] == shared[0]
+    assert alone[0]["meta"]["task_namespaces"] == [NS]
+    samples = shared
     for obj in samples:
         sample = parse_sample(obj)  # schema + cross-field checks
         req = sample.requirements[0]
@@ -87,7 +93,8 @@ def test_builds_grounded_samples_with_revised_distractor(clamp_task):
     # builder calls: 1 extraction + 1 mutation, all tagged builder
     assert [c["purpose"] for c in llm.calls] == ["builder", "builder"]
     # deterministic given the seed (and the same replies)
-    again = builder.build_project_samples(ScriptedLLM(scripted_builder), [clamp_task], seed=3, parallel_topics=topics)
+    again = builder.build_project_samples(ScriptedLLM(scripted_builder), [clamp_task], seed=3, parallel_topics=topics,
+                                          allow_shared_tasks=True)
     assert again == samples
 
 
@@ -143,7 +150,8 @@ def test_cli_builds_valid_samples(shared_dir, boltons_root, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     samples = load_samples(out)
     assert samples and {s.subset for s in samples} == {"single-hop", "multi-hop"}
-    assert sum(len(s.tasks) for s in samples if s.subset == "single-hop") == 6
+    used = [r.namespace for s in samples for r in s.requirements]
+    assert len(used) == len(set(used)) == 6  # every task in exactly one sample
     assert all(30 <= len(s.outline) <= 69 and 1 <= len(s.requirements) <= 4 for s in samples)
     again = tmp_path / "again.jsonl"
     proc = subprocess.run(cmd[:-2] + [str(again), cmd[-1]], cwd=root, env=env, capture_output=True, text=True, timeout=300)
@@ -174,3 +182,49 @@ def test_retrieval_only_filter_prompt_and_verdict(clamp_task):
     prompt = llm.calls[0]["messages"][-1]["content"]
     assert "# boltons/mathutils.py/floor" in prompt and clamp_task.signature in prompt
     assert llm.calls[0]["purpose"] == "builder" and seen[0][0] == NS
+
+
+def _build_demo_repository(tmp_path, *extra):
+    """``scripts.build_locoeval`` over the demo repository (boltons 23.1.1) and the demo's shipped
+    DevEval records, with a SCRIPTED builder backbone and no Pass@1 filter; needs no ../shared."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / ("built" + "".join(e.strip("-") for e in extra) + ".jsonl")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(root)])}
+    cmd = [sys.executable, "-m", "scripts.build_locoeval",
+           "--deveval-data", str(root / "benchmarks/locoeval/demo/deveval_tasks.jsonl"),
+           "--sources-manifest", str(root / "benchmarks/deveval/data/pypi_sources.json"), "--projects", "boltons",
+           "--no-filter", "--seed", "1", "--out", str(out), *extra, "backbone.model=scripted/scripted_backbone:builder_reply"]
+    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def test_demo_repository_build_has_no_task_in_two_samples(boltons_root, tmp_path):
+    """Issue 13.4: single-hop and multi-hop samples come from disjoint task groups."""
+    import warnings
+
+    from benchmarks.locoeval.loader import SharedTaskWarning, load_samples
+
+    out = _build_demo_repository(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SharedTaskWarning)   # a shared task would raise here
+        samples = load_samples(out)
+    demo_tasks = {json.loads(line)["namespace"] for line in
+                  (Path(__file__).resolve().parents[2] / "benchmarks/locoeval/demo/deveval_tasks.jsonl").read_text().splitlines()}
+    used = [r.namespace for s in samples for r in s.requirements]
+    assert sorted(used) == sorted(demo_tasks)          # all 6 demo tasks, each exactly once
+    assert {s.subset for s in samples} == {"single-hop", "multi-hop"}
+    for s in samples:                                  # every sample records its tasks
+        assert s.meta["task_namespaces"] == [r.namespace for r in s.requirements]
+
+    # --allow-shared-tasks: both subsets from the same groups, and the loader warns
+    shared_out = _build_demo_repository(tmp_path, "--allow-shared-tasks")
+    with pytest.warns(SharedTaskWarning, match="scored in 2 samples"):
+        both = load_samples(shared_out)
+    assert len(both) == 2 * len({tuple(s.meta["task_namespaces"]) for s in both})
+

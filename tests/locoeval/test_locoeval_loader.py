@@ -111,3 +111,13 @@ def test_converter_official_layout():
     assert not is_official_record(obj)
     with pytest.raises(SampleError, match=r"requirements\[0\]\.signature"):
         convert_record({**row, "tasks": [{**row["tasks"][0], "signature": None}]}, where="x")
+
+
+def test_loader_warns_on_a_task_scored_twice(tmp_path):
+    from benchmarks.locoeval.loader import SharedTaskWarning, load_samples
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    path = write_samples(tmp_path / "s.jsonl", [tiny_sample(repo, "a"), tiny_sample(repo, "b", subset="multi-hop")])
+    with pytest.warns(SharedTaskWarning, match=r"tinypkg\.ops\.add is scored in 2 samples \(a, b\)"):
+        load_samples(path)
