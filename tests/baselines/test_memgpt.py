@@ -142,3 +142,33 @@ def test_memgpt_heartbeat_cap_and_read_only(make_session):
     assert "- send_message(" in last_system and "- archival_memory_search(" not in last_system  # last step: send_message only
     assert reply.text == "still searching"
     assert cm.state() == before  # read-only: memory untouched
+
+
+def test_memgpt_chain_ends_without_heartbeat_even_after_a_memory_edit(make_session):
+    """As in MemGPT: a step continues only on a heartbeat request (or a failed call)."""
+    replies = [
+        {"text": "", "tool_calls": [{"name": "core_memory_append",
+                                     "arguments": {"label": "human", "content": "Likes tests."}}]},  # no heartbeat
+        {"text": "", "tool_calls": [{"name": "send_message", "arguments": {"message": "never reached"}}]},
+    ]
+    session = make_session(replies)
+    cm = MemGPT()
+    cm.start(session)
+    reply = cm.respond("Remember that I like tests.")
+    assert [s["calls"] for s in reply.meta["steps"]] == [["core_memory_append"]]  # one step, then the chain ended
+    assert "Likes tests." in cm.core["human"] and reply.text == ""
+    assert session.llm.remaining == 1
+
+    replies = [
+        {"text": "", "tool_calls": [{"name": "core_memory_append", "arguments": {
+            "label": "human", "content": "Likes docs.", "request_heartbeat": True}}]},
+        {"text": "", "tool_calls": [{"name": "core_memory_replace", "arguments": {
+            "label": "nope", "old_content": "x", "new_content": "y"}}]},  # fails -> forced heartbeat
+        {"text": "", "tool_calls": [{"name": "send_message", "arguments": {"message": "Noted."}}]},
+    ]
+    session = make_session(replies)
+    cm = MemGPT()
+    cm.start(session)
+    reply = cm.respond("And docs.")
+    assert [s["calls"] for s in reply.meta["steps"]] == [["core_memory_append"], ["core_memory_replace"], ["send_message"]]
+    assert reply.text == "Noted." and all("fit" in s for s in reply.meta["steps"])

@@ -310,3 +310,23 @@ def test_invariants_hold_after_random_update_sequences(ops, boltons_index, embed
         assert all(boltons_index.parent(c) == p for c, p in graph.r_st())  # derived relation = repository parent
     back = DualMemoryGraph.from_dict(graph.to_dict(include_vectors=True))
     assert back.to_dict(include_vectors=True) == graph.to_dict(include_vectors=True)
+
+
+def test_json_failures_are_this_conversations_own(boltons_index, embedder):
+    """memory.json's json_failures count this sample's failed JSON calls, not the shared client's total (issue 12.6)."""
+    from reconmem.memory.method import ReConMem
+    from reconmem.platform.context import Session
+    from reconmem.platform.testing import ScriptedLLM
+
+    script = PurposeScript(memory_sketching=["not json", "still not json", sketch(("ok", []))],
+                           memory_update=[decision("INSERT")])
+    llm = ScriptedLLM(script)  # one client shared by two conversations, as in a run
+    first, second = ReConMem(), ReConMem()
+    first.start(Session(sample_id="a", llm=llm, embedder=embedder, repo=boltons_index))
+    second.start(Session(sample_id="b", llm=llm, embedder=embedder, repo=boltons_index))
+    first.observe(turn(1))
+    first.observe(turn(2))
+    second.observe(turn(1))
+    assert llm.json_failures["memory_sketching"] == 2  # run-wide
+    assert first.state()["stats"]["json_failures"] == {"memory_sketching": 2, "memory_update": 0}
+    assert second.state()["stats"]["json_failures"] == {"memory_sketching": 0, "memory_update": 0}

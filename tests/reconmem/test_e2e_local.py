@@ -46,8 +46,9 @@ def test_ten_turn_conversation_with_the_local_backbone(boltons_index, embedder, 
 
     # temperature-0 response cache: a re-run replays the same conversation through the same path
     llm = LLMClient(spec, ledger=UsageLedger(), cache_path=cache_root() / "llm" / "tests-reconmem-e2e.sqlite")
-    budgets = spec.budgets
-    method = ReConMem(k1=budgets["k1"], k2=budgets["k2"], k31=budgets["k31"], k32=budgets["k32"],
+    # budgets: the method's own table for this backbone (conf/method/reconmem.yaml; defaults for "local")
+    method_cfg = OmegaConf.load(REPO / "conf" / "method" / "reconmem.yaml")
+    method = ReConMem(backbone=spec.name, budgets_by_backbone=OmegaConf.to_container(method_cfg.budgets_by_backbone),
                       sketch_max_tokens=256, update_max_tokens=96)
     method.start(Session(sample_id="boltons-e2e", llm=llm, embedder=embedder, repo=boltons_index))
 

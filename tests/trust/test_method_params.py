@@ -1,0 +1,61 @@
+"""Methods own their parameters (issue 15): ReConMem's budgets table keyed by backbone, the
+baselines' unified repository adaptation keyed by benchmark, clear errors for the old places."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.utils import instantiate
+
+from reconmem.memory.method import DEFAULT_BUDGETS, ReConMem, resolve_budgets
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+
+
+def _cfg(*overrides: str):
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose("config", overrides=list(overrides))
+
+
+def _budgets(cfg) -> list[int]:
+    c = instantiate(cfg.method.manager).config
+    return [c[k] for k in ("k1", "k2", "k31", "k32")]
+
+
+def test_budget_resolution_order():
+    table = {"default": {"k2": 5}, "big": {"k1": 3, "k31": 4}}
+    assert resolve_budgets({}, None, None) == DEFAULT_BUDGETS
+    assert resolve_budgets({}, table, "big") == {"k1": 3, "k2": 5, "k31": 4, "k32": 2}
+    assert resolve_budgets({"k2": 9, "k1": None}, table, "big")["k2"] == 9  # explicit wins
+    with pytest.raises(ValueError, match="budgets_by_backbone.big has unknown key"):
+        resolve_budgets({}, {"big": {"k9": 1}}, "big")
+    assert ReConMem().config["k2"] == DEFAULT_BUDGETS["k2"]
+
+
+def test_budgets_come_from_the_method_config_and_overrides_still_work():
+    assert _budgets(_cfg("backbone=deepseek_v32")) == [3, 6, 3, 3]
+    assert _budgets(_cfg("backbone=openai_compatible")) == [2, 4, 2, 2]  # not in the table: the defaults
+    assert _budgets(_cfg("method=reconmem_wo_hcc", "backbone=qwen3_235b", "method.manager.k2=7",
+                         "method.manager.k31=1", "method.manager.k32=3")) == [2, 7, 1, 3]
+    assert _budgets(_cfg("experiment=demo")) == [2, 4, 1, 1]  # the demo's 2-core sizing
+    for name in (p.stem for p in (CONF / "backbone").glob("*.yaml")):
+        assert "budgets" not in _cfg(f"backbone={name}").backbone, name
+
+
+def test_repo_context_k_is_a_method_setting_per_benchmark():
+    assert instantiate(_cfg("method=full", "benchmark=locoeval").method.manager).repo_context_k == 10
+    assert instantiate(_cfg("method=full", "benchmark=demo").method.manager).repo_context_k == 2
+    assert instantiate(_cfg("method=mem0", "benchmark=cab").method.manager).repo_context_k == 0
+    assert instantiate(_cfg("method=vanilla_rag", "benchmark=locoeval", "method.manager.repo_context_k=3")
+                       .method.manager).repo_context_k == 3
+    assert "repo_context_k" not in _cfg("benchmark=locoeval").benchmark
+
+
+def test_benchmark_repo_context_k_is_a_clear_error():
+    from benchmarks.harness import ConfigError, build_method
+
+    cfg = _cfg("method=reconmem", "benchmark=locoeval", "+benchmark.repo_context_k=10")
+    with pytest.raises(ConfigError, match="benchmark.repo_context_k is no longer read"):
+        build_method(cfg)
