@@ -1,0 +1,387 @@
+"""CR-matched ablation budgets (paper §4.3, issue 13.2).
+
+    python -m scripts.calibrate_cr method=reconmem_wo_hcc backbone=qwen3_235b calib.samples=8
+
+The paper: "we adjust the hyperparameters to keep the compression ratio under different ablation
+settings as consistent as possible with the reference value". On a calibration subset (the first
+``calib.samples`` samples of ``benchmark.samples``, or a list of ids) this command
+
+1. runs Full History and full ReConMem (``calib.reference``) with ``python -m scripts.run`` and takes
+   the target CR = InputTokens(Full) / InputTokens(ReConMem) (Eq. 10,
+   ``benchmarks.locoeval.metrics.compression_ratio_between``);
+2. runs the ablation with its configured budgets ("CR before");
+3. searches its budgets (k2, k31, k32; ``calib.budgets``) for a CR within ``calib.tolerance`` (default
+   ±5 %) of the target: the candidates form one chain in which every step changes one budget by
+   one, round-robin (``4,2,2 -> 5,2,2 -> 5,3,2 -> 5,3,3 -> 6,3,3`` up, ``3,2,2 -> 3,1,2 ...`` down),
+   so more budget means more retrieved context and a lower CR. It doubles the step away from the
+   base until the CR crosses the target, then bisects between the last two points;
+4. writes the chosen budgets and a record of the search to
+   ``conf/method/calibrated/cr_matched/<backbone>/<method>.yaml``, which ``calibration=cr_matched``
+   (``experiment=table6``) applies: ``method.manager.k2/k31/k32`` and ``method.calibration`` are then
+   in every run's resolved ``config.yaml``.
+
+Every evaluation is an ordinary, resumable run under ``calib.results_dir`` with its own run id
+(``calib-full``, ``calib-reference``, ``calib-k2_<a>-k31_<b>-k32_<c>``), so an interrupted
+calibration re-run skips what is finished and the LLM cache replays every call already paid for.
+Other overrides (``backbone.model=...``, ``cache.dir=...``, ``experiment=...``) are passed to every
+run; ``method.*`` overrides only to the ablation's runs. When no point is within the tolerance the
+closest one is written with ``within_tolerance: false`` and a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import hydra  # noqa: E402
+from omegaconf import DictConfig, OmegaConf  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG_DIR = ROOT / "conf"
+BUDGET_KEYS = ("k2", "k31", "k32")
+log = logging.getLogger("scripts.calibrate_cr")
+
+
+class CalibrationError(RuntimeError):
+    """A calibration that cannot proceed (bad option, failed run, no finished sample)."""
+
+
+# ---------------------------------------------------------------------------- the search (pure)
+
+def budget_chain_point(base: dict[str, int], keys: Sequence[str], level: int, *, min_value: int,
+                       max_value: int) -> dict[str, int] | None:
+    """The budgets ``level`` steps from ``base`` along the chain (None past either end).
+
+    Each step moves one searched budget by one - up for ``level > 0``, down for ``level < 0`` - namely
+    the one moved least so far (ties: the order of ``keys``) among those still inside
+    [min_value, max_value]; so the keys take turns."""
+    point = dict(base)
+    step = 1 if level > 0 else -1
+    for _ in range(abs(level)):
+        movable = [k for k in keys if min_value <= point[k] + step <= max_value]
+        if not movable:
+            return None
+        key = min(movable, key=lambda k: (abs(point[k] - base[k]), list(keys).index(k)))
+        point[key] += step
+    return point
+
+
+def chain_length(base: dict[str, int], keys: Sequence[str], direction: int, *, min_value: int, max_value: int) -> int:
+    """How many steps the chain has from ``base`` in ``direction`` (+1 up, -1 down)."""
+    return sum((max_value - base[k]) if direction > 0 else (base[k] - min_value) for k in keys)
+
+
+@dataclass
+class Evaluation:
+    level: int
+    budgets: dict[str, int]
+    cr: float
+    run_dir: str = ""
+
+    def ratio(self, target: float) -> float:
+        return self.cr / target
+
+
+@dataclass
+class SearchResult:
+    target: float
+    tolerance: float
+    evaluations: list[Evaluation] = field(default_factory=list)
+
+    @property
+    def base(self) -> Evaluation:
+        return next(e for e in self.evaluations if e.level == 0)
+
+    @property
+    def best(self) -> Evaluation:
+        return min(self.evaluations, key=lambda e: (abs(e.ratio(self.target) - 1.0), abs(e.level)))
+
+    @property
+    def within_tolerance(self) -> bool:
+        return abs(self.best.ratio(self.target) - 1.0) <= self.tolerance
+
+
+def search_budgets(evaluate: Callable[[int, dict[str, int]], Evaluation], *, base: dict[str, int],
+                   keys: Sequence[str], target: float, tolerance: float, min_value: int, max_value: int,
+                   max_evaluations: int) -> SearchResult:
+    """Find the chain level whose CR is closest to ``target`` (stopping at the first one within tolerance).
+
+    ``evaluate(level, budgets)`` runs the ablation and returns its :class:`Evaluation`. Assumes CR
+    falls as the level rises (more budget, more context); a non-monotone response only costs extra
+    evaluations - the closest evaluated point is returned either way."""
+    result = SearchResult(target=target, tolerance=tolerance)
+    seen: dict[int, Evaluation] = {}
+
+    def at(level: int) -> Evaluation | None:
+        if level in seen:
+            return seen[level]
+        if len(seen) >= max_evaluations:
+            return None
+        budgets = budget_chain_point(base, keys, level, min_value=min_value, max_value=max_value)
+        if budgets is None:
+            return None
+        ev = evaluate(level, budgets)
+        seen[level] = ev
+        result.evaluations.append(ev)
+        return ev
+
+    def ok(ev: Evaluation) -> bool:
+        return abs(ev.ratio(target) - 1.0) <= tolerance
+
+    first = at(0)
+    assert first is not None
+    if ok(first):
+        return result
+    direction = 1 if first.cr > target else -1  # CR too high -> more budget; too low -> less
+    high_side = first.cr > target
+
+    def crossed(ev: Evaluation) -> bool:
+        return (ev.cr > target) != high_side
+
+    end = chain_length(base, keys, direction, min_value=min_value, max_value=max_value)
+    inner, step = 0, 1  # inner: furthest evaluated step still on the base's side of the target
+    while True:  # 1, 2, 4, ... steps away (capped at the chain's end) until the target is crossed
+        step = min(step, end)
+        if step <= inner:
+            return result  # the chain ends on the base's side: its end is the closest reachable point
+        ev = at(direction * step)
+        if ev is None or ok(ev):
+            return result
+        if crossed(ev):
+            outer = step
+            break
+        inner, step = step, step * 2
+    while outer - inner > 1:  # bisect between the last point on the base's side and the first past the target
+        mid = (inner + outer) // 2
+        ev = at(direction * mid)
+        if ev is None or ok(ev):
+            return result
+        if crossed(ev):
+            outer = mid
+        else:
+            inner = mid
+    return result
+
+
+# ---------------------------------------------------------------------------- running the benchmark
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def calibration_sample_ids(cfg: DictConfig) -> list[str]:
+    """The calibration subset: ``calib.samples`` = N (first N samples) or a list of sample ids."""
+    from benchmarks.locoeval.loader import load_samples
+
+    spec = cfg.calib.samples
+    source = str(cfg.benchmark.samples)
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        if spec < 1:
+            raise CalibrationError(f"calib.samples must be a positive integer or a list of sample ids, got {spec}")
+        ids = [s.id for s in load_samples(source, limit=spec)]
+    elif OmegaConf.is_list(spec) or isinstance(spec, (list, tuple)):
+        wanted = [str(x) for x in spec]
+        known = {s.id for s in load_samples(source)}
+        missing = [x for x in wanted if x not in known]
+        if missing:
+            raise CalibrationError(f"calib.samples: sample id(s) {missing} not in benchmark.samples={source}")
+        ids = wanted
+    else:
+        raise CalibrationError(f"calib.samples must be a positive integer or a list of sample ids, got {spec!r}")
+    if not ids:
+        raise CalibrationError(f"calib.samples: benchmark.samples={source} has no samples")
+    return ids
+
+
+def forwarded_overrides(task_overrides: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(overrides for every run, ``method.*`` overrides for the ablation's runs only) from the command line."""
+    own = ("calib.", "+calib.", "method=", "run.results_dir=", "run.run_id=", "run.ids=", "run.limit=",
+           "calibration=", "hydra.", "hydra/")
+    common, method_only = [], []
+    for o in task_overrides:
+        bare = o.lstrip("+~")
+        if bare.startswith(own):
+            continue
+        if bare.startswith("method."):
+            if not any(bare.startswith(f"method.manager.{k}=") for k in BUDGET_KEYS):
+                method_only.append(o)
+            continue
+        common.append(o)
+    return common, method_only
+
+
+@dataclass
+class Runner:
+    """Runs one configuration on the calibration subset with ``python -m scripts.run`` and measures CR."""
+
+    cfg: DictConfig
+    sample_ids: list[str]
+    common: list[str]
+    method_only: list[str]
+    results_dir: Path
+    timeout: float | None = None
+    python: str = sys.executable
+
+    def run_dir(self, method: str, run_id: str) -> Path:
+        return self.results_dir / str(self.cfg.benchmark.name) / str(self.cfg.backbone.name) / method / run_id
+
+    def run(self, method: str, run_id: str, extra: Sequence[str] = ()) -> Path:
+        ids = "[" + ",".join(_quote(i) for i in self.sample_ids) + "]"
+        cmd = [self.python, "-m", "scripts.run", *self.common, f"method={method}", "calibration=none",
+               f"run.results_dir={self.results_dir}", f"run.run_id={run_id}", f"run.ids={ids}", "run.limit=null",
+               *extra]
+        log.info("run: %s", " ".join(cmd[2:]))
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=self.timeout)
+        except subprocess.TimeoutExpired as exc:
+            raise CalibrationError(f"run {method}/{run_id} exceeded calib.timeout={self.timeout}s") from exc
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
+            raise CalibrationError(f"run {method}/{run_id} failed (exit {proc.returncode}):\n{tail}")
+        log.info("run %s/%s finished in %.1fs", method, run_id, time.perf_counter() - t0)
+        path = self.run_dir(method, run_id)
+        if not (path / "samples").is_dir():
+            raise CalibrationError(f"run {method}/{run_id}: no records in {path}")
+        return path
+
+    def cr(self, run: Path, full: Path) -> float:
+        from benchmarks.locoeval.metrics import compression_ratio_between
+
+        value = compression_ratio_between(run, full, sample_ids=self.sample_ids)
+        if value is None:
+            raise CalibrationError(f"no sample finished in both {run} and {full}: CR undefined "
+                                   "(see the samples' error.txt)")
+        return float(value)
+
+
+def _budgets_text(b: dict[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in b.items())
+
+
+def base_budgets(cfg: DictConfig) -> dict[str, int]:
+    """The ablation's effective budgets as configured (built exactly as a run builds the method)."""
+    from hydra.utils import instantiate
+
+    manager = instantiate(cfg.method.manager)
+    config = getattr(manager, "config", None)
+    if not isinstance(config, dict) or not all(k in config for k in BUDGET_KEYS):
+        raise CalibrationError(f"method={cfg.method.name}: {cfg.method.manager._target_} has no k2/k31/k32 budgets "
+                               "to calibrate (a ReConMem configuration is needed)")
+    return {k: int(config[k]) for k in BUDGET_KEYS}
+
+
+def searched_keys(cfg: DictConfig) -> list[str]:
+    keys = cfg.calib.budgets
+    if keys is None:
+        # w/o SMG retrieves no code directly (§4.3): k31 and k32 have no effect there.
+        return ["k2"] if cfg.method.manager.get("smg", True) is False else list(BUDGET_KEYS)
+    keys = [str(k) for k in keys]
+    bad = [k for k in keys if k not in BUDGET_KEYS]
+    if bad or not keys:
+        raise CalibrationError(f"calib.budgets: {bad or keys} not searchable; choose from {list(BUDGET_KEYS)}")
+    return keys
+
+
+def output_path(cfg: DictConfig) -> Path:
+    if cfg.calib.output:
+        return Path(str(cfg.calib.output))
+    return CONFIG_DIR / "method" / "calibrated" / "cr_matched" / str(cfg.backbone.name) / f"{cfg.method.name}.yaml"
+
+
+def calibrate(cfg: DictConfig, task_overrides: Sequence[str]) -> dict[str, Any]:
+    """The whole calibration of ``cfg.method`` on ``cfg.backbone``; returns the written record."""
+    from benchmarks.runs import atomic_write_json, atomic_write_text
+
+    method = str(cfg.method.name)
+    reference = str(cfg.calib.reference)
+    if method in (reference, "full"):
+        raise CalibrationError(f"method={method}: calibrate an ablation (e.g. method=reconmem_wo_hcc), not the reference")
+    tolerance = float(cfg.calib.tolerance)
+    if not 0 < tolerance < 1:
+        raise CalibrationError(f"calib.tolerance must be in (0, 1), got {tolerance}")
+    min_value, max_value = int(cfg.calib.min_value), int(cfg.calib.max_value)
+    if not 0 <= min_value <= max_value:
+        raise CalibrationError(f"calib.min_value={min_value} / calib.max_value={max_value}: need 0 <= min <= max")
+    keys = searched_keys(cfg)
+    base = base_budgets(cfg)
+    out_of_range = {k: v for k, v in base.items() if k in keys and not min_value <= v <= max_value}
+    if out_of_range:
+        raise CalibrationError(f"configured budgets {out_of_range} outside [calib.min_value, calib.max_value]")
+    ids = calibration_sample_ids(cfg)
+    common, method_only = forwarded_overrides(task_overrides)
+    runner = Runner(cfg, ids, common, method_only, Path(str(cfg.calib.results_dir)).expanduser().resolve(),
+                    timeout=None if cfg.calib.timeout is None else float(cfg.calib.timeout))
+    log.info("calibrating %s on %s: %d sample(s) %s, searching %s from %s, tolerance ±%.0f%%", method,
+             cfg.backbone.name, len(ids), ids, keys, _budgets_text(base), 100 * tolerance)
+
+    full = runner.run("full", "calib-full")
+    ref_run = runner.run(reference, "calib-reference")
+    target = runner.cr(ref_run, full)
+    log.info("target: CR(%s) = %.4f", reference, target)
+
+    def evaluate(level: int, budgets: dict[str, int]) -> Evaluation:
+        run_id = "calib-" + "-".join(f"{k}_{budgets[k]}" for k in BUDGET_KEYS)
+        extra = [*method_only, *(f"method.manager.{k}={budgets[k]}" for k in BUDGET_KEYS)]
+        path = runner.run(method, run_id, extra)
+        ev = Evaluation(level, dict(budgets), runner.cr(path, full), str(path))
+        log.info("%s %s%s: CR = %.4f (%.1f%% of target)", method, _budgets_text(budgets),
+                 " (configured)" if level == 0 else "", ev.cr, 100 * ev.ratio(target))
+        return ev
+
+    result = search_budgets(evaluate, base=base, keys=keys, target=target, tolerance=tolerance,
+                            min_value=min_value, max_value=max_value, max_evaluations=int(cfg.calib.max_evaluations))
+    best, before = result.best, result.base
+    record = {
+        "method": method, "backbone": str(cfg.backbone.name), "model": str(cfg.backbone.model),
+        "reference_method": reference, "target_cr": round(target, 6), "cr_before": round(before.cr, 6),
+        "cr": round(best.cr, 6), "tolerance": tolerance, "within_tolerance": result.within_tolerance,
+        "searched": keys, "base_budgets": before.budgets, "budgets": best.budgets, "samples": ids,
+        "evaluations": [{"budgets": e.budgets, "cr": round(e.cr, 6), "run_dir": e.run_dir} for e in result.evaluations],
+        "full_run": str(full), "reference_run": str(ref_run),
+        "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    out = output_path(cfg)
+    body = {"manager": dict(best.budgets), "calibration": record}
+    header = ("# Written by `python -m scripts.calibrate_cr` - do not edit by hand; re-run it instead.\n"
+              f"# CR-matched budgets of {method} on {cfg.backbone.name} (paper §4.3); applied by calibration=cr_matched.\n")
+    atomic_write_text(out, header + OmegaConf.to_yaml(OmegaConf.create(body)))
+    atomic_write_json(runner.results_dir / str(cfg.benchmark.name) / str(cfg.backbone.name) / method /
+                      "calibration.json", record)
+    verdict = "within" if result.within_tolerance else "NOT within"
+    log.info("CR before: %.4f (%s) -> after: %.4f (%s); target %.4f; %s ±%.0f%%", before.cr,
+             _budgets_text(before.budgets), best.cr, _budgets_text(best.budgets), target, verdict, 100 * tolerance)
+    if not result.within_tolerance:
+        log.warning("no evaluated budgets reach the tolerance; wrote the closest (within_tolerance: false)")
+    log.info("wrote %s", out)
+    return record
+
+
+@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="calibrate_cr")
+def main(cfg: DictConfig) -> None:
+    from hydra.core.hydra_config import HydraConfig
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s calibrate_cr: %(message)s", force=True)
+    try:
+        record = calibrate(cfg, list(HydraConfig.get().overrides.task))
+    except CalibrationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    print(json.dumps({k: record[k] for k in ("method", "backbone", "target_cr", "cr_before", "cr", "budgets",
+                                              "within_tolerance")}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
