@@ -58,9 +58,11 @@ def method_label(name: str) -> str:
 
 
 def remember_model(backbone: str, model: str | None) -> None:
-    """Record the model id a backbone's runs called (from their manifests)."""
+    """Record the model id a backbone's runs called (from their manifests); None forgets it."""
     if model:
         _RECORD_MODELS[backbone] = str(model)
+    else:
+        _RECORD_MODELS.pop(backbone, None)
 
 
 def backbone_config_label(name: str) -> str:

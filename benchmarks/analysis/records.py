@@ -364,6 +364,15 @@ class RunSet:
                 if (benchmark is None or r.benchmark == benchmark) and (family is None or r.family == family)
                 and (backbone is None or r.backbone == backbone) and (method is None or r.method == method)]
 
+    def register_labels(self) -> None:
+        """Make :mod:`labels` name this set's backbones and methods (model ids and config labels):
+        the tables built from this set's frames then label rows by the models these runs called."""
+        for r in self.runs:
+            labels.remember_model(r.backbone, r.models.get("backbone"))
+            labels.remember_label("method", r.method, _section(r.config, "method").get("label"))
+            labels.remember_label("backbone", r.backbone, _section(r.config, "backbone").get("label")
+                                  or labels.backbone_config_label(r.backbone_name))
+
     @property
     def scripted_runs(self) -> list[RunRecord]:
         return [r for r in self.runs if r.scripted]
@@ -374,6 +383,7 @@ class RunSet:
         Several run ids of the same setting are merged sample by sample (an ``ok`` record wins over
         others, then the newest run by manifest ``started``); duplicates are noted in ``warnings``.
         """
+        self.register_labels()
         chosen: dict[tuple[str, str, str, str], SampleRecord] = {}
         for run in sorted(self.select(benchmark, **kw), key=lambda r: str(r.manifest.get("started") or "")):
             for s in run.samples:
