@@ -14,7 +14,11 @@
 
 RUNS ?= results
 REPORT_DIR ?= reports/latest
-JUDGE ?= gpt5_mini
+# JUDGE: the paper's coverage judge (§4.4). CALIB_SAMPLES: LoCoEval samples of the Table 6 CR calibration.
+JUDGE ?= gemini_25_flash
+CALIB_SAMPLES ?= 8
+CALIB_ARGS ?=
+ABLATIONS ?= reconmem_wo_gae reconmem_wo_smg reconmem_wo_qg reconmem_wo_hcc
 SWEEP_ARGS ?=
 REPORT_ARGS ?=
 COVERAGE_ARGS ?=
@@ -23,7 +27,7 @@ EXPERIMENT := $(if $(shell grep -E '^\s*-\s*(optional\s+)?experiment\s*:' conf/c
 
 .PHONY: report coverage reproduce-table1 reproduce-table2 reproduce-table3 reproduce-table4 reproduce-table5 \
         reproduce-table6 reproduce-coverage reproduce-figures reproduce-demo reproduce-all sweep-table1 \
-        sweep-table2 sweep-table6 sweep-coverage sweep-demo
+        sweep-table2 sweep-table6 sweep-coverage sweep-demo calibrate-table6
 
 report: setup ## Build every table and figure from existing records: make report RUNS=results REPORT_DIR=reports/latest
 	$(PY) -m scripts.report --runs $(RUNS) --out $(REPORT_DIR) $(REPORT_ARGS)
@@ -37,7 +41,12 @@ sweep-table1: setup
 sweep-table2: setup
 	$(PY) -m scripts.run -m $(EXPERIMENT)=table2 $(SWEEP_ARGS)
 
-sweep-table6: setup
+calibrate-table6: setup ## CR-matched budgets of the Table 6 ablations (conf/method/calibrated/cr_matched/qwen3_235b/)
+	for m in $(ABLATIONS); do \
+	  $(PY) -m scripts.calibrate_cr $(EXPERIMENT)=table6 method=$$m calib.samples=$(CALIB_SAMPLES) $(CALIB_ARGS) || exit $$?; \
+	done
+
+sweep-table6: setup calibrate-table6
 	$(PY) -m scripts.run -m $(EXPERIMENT)=table6 $(SWEEP_ARGS)
 
 sweep-coverage: setup
