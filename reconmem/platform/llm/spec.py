@@ -8,7 +8,7 @@ from typing import Any
 
 _SPEC_KEYS = {
     "name", "model", "context_window", "max_output_tokens", "temperature", "api_key_env", "api_base",
-    "supports_function_calling", "local", "extra", "label", "budgets", "pricing_model",
+    "supports_function_calling", "local", "extra", "label", "pricing_model",
 }
 _SPEC_REQUIRED = ("name", "model", "context_window", "max_output_tokens")
 
@@ -28,7 +28,6 @@ class BackboneSpec:
     local: dict[str, Any] | None = None  # in-process model settings (gguf chunks, sha256, n_ctx, threads)
     extra: dict[str, Any] = field(default_factory=dict)  # passed through to litellm
     label: str | None = None
-    budgets: dict[str, Any] = field(default_factory=dict)  # per-backbone method budgets (k1, k2, ...)
     # price calls as this model (litellm cost map / conf/pricing.yaml); None = the model itself.
     # For a server that serves a known model under another name, or a priced dry run.
     pricing_model: str | None = None
@@ -39,6 +38,9 @@ class BackboneSpec:
         data = to_plain(cfg)
         if not isinstance(data, Mapping):
             raise ValueError(f"backbone config must be a mapping, got {type(data).__name__}")
+        if "budgets" in data:
+            raise ValueError("backbone.budgets is no longer read: ReConMem's budgets belong to the method "
+                             "(conf/method/reconmem.yaml budgets_by_backbone.<backbone name>, or method.manager.k2=...)")
         unknown = sorted(set(data) - _SPEC_KEYS)
         if unknown:
             raise ValueError(f"backbone config: unknown key(s) {', '.join('backbone.' + k for k in unknown)} "
@@ -59,7 +61,6 @@ class BackboneSpec:
                 local=dict(data["local"]) if data.get("local") else None,
                 extra=dict(data.get("extra") or {}),
                 label=data.get("label"),
-                budgets=dict(data.get("budgets") or {}),
                 pricing_model=data.get("pricing_model") or None,
             )
         except (TypeError, ValueError) as exc:
