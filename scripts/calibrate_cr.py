@@ -185,6 +185,15 @@ def calibration_sample_ids(cfg: DictConfig) -> list[str]:
     """The calibration subset: ``calib.samples`` = N (first N samples) or a list of sample ids."""
     from benchmarks.locoeval.loader import load_samples
 
+    try:
+        return _calibration_sample_ids(cfg, load_samples)
+    except CalibrationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a missing or malformed sample file: one line naming it
+        raise CalibrationError(f"calib.samples: {exc}") from exc
+
+
+def _calibration_sample_ids(cfg: DictConfig, load_samples: Callable[..., Any]) -> list[str]:
     spec = cfg.calib.samples
     source = str(cfg.benchmark.samples)
     if isinstance(spec, int) and not isinstance(spec, bool):
