@@ -32,9 +32,11 @@ class Table:
     notes: list[str] = field(default_factory=list)
 
     def mark(self, text: str) -> "Table":
-        """Stamp the table visibly (title, every block heading, a note), e.g. scripted replies."""
+        """Stamp the table visibly (title, every block heading, a note, a CSV column), e.g. scripted replies."""
         if text not in self.title:
             self.title = f"{self.title} [{text}]"
+            if hasattr(self.data, "assign"):
+                self.data = self.data.assign(mark=text)
             for b in self.blocks:
                 b.heading = f"{b.heading} [{text}]" if b.heading else f"[{text}]"
             self.notes.insert(0, f"**{text}**")

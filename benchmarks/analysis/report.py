@@ -79,9 +79,11 @@ def _step(report: Report, benchmark: str, name: str, fn: Callable[[], Artefact |
         report.artefacts.append(art)
 
 
-def _write_csv(frame: Any, path: Path) -> Path:
+def _write_csv(frame: Any, path: Path, mark: str | None = None) -> Path:
     from benchmarks.records import atomic_write_text
 
+    if mark:
+        frame = frame.assign(mark=mark)
     return atomic_write_text(path, frame.to_csv(index=False))
 
 
@@ -132,7 +134,7 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
         data = figures.per_turn_tokens(ledger)
         if data.empty:
             raise Skip("no ledger events of reconmem / full")
-        paths = [_write_csv(data, out / "fig5_per_turn_tokens.csv"), *figures.figure5(data, out, mark=mark)]
+        paths = [_write_csv(data, out / "fig5_per_turn_tokens.csv", mark), *figures.figure5(data, out, mark=mark)]
         return Artefact(benchmark, "fig5", "per-turn tokens of ReConMem and Full", paths)
 
     def f6() -> Artefact:
@@ -145,7 +147,7 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
         table = cov.coverage_table(summary)
         if mark:
             table.mark(mark)
-        paths = [*table.write(out), _write_csv(frame, out / "coverage_task_runs.csv"),
+        paths = [*table.write(out), _write_csv(frame, out / "coverage_task_runs.csv", mark),
                  *figures.figure6(summary, out, mark=mark)]
         return Artefact(benchmark, "fig6", "GT-item coverage and complementarity with cluster-bootstrap CIs", paths,
                         table.to_markdown())
@@ -161,7 +163,7 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
         points = tsne_mod.tsne_points(items, embed=embed, seed=seed)
         if points.empty:
             raise Skip("fewer than 3 retrieved items per panel")
-        paths = [_write_csv(points.drop(columns=["text"]), out / "fig7_tsne.csv"),
+        paths = [_write_csv(points.drop(columns=["text"]), out / "fig7_tsne.csv", mark),
                  *tsne_mod.figure7(points, out, mark=mark)]
         return Artefact(benchmark, "fig7", "t-SNE of retrieved semantic / structural contexts by query branch", paths)
 
@@ -169,7 +171,7 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
         need_tasks()
         by_k = figures.pass_by_group(tasks, "k")
         by_l = figures.pass_by_group(tasks, "l")
-        paths = [_write_csv(by_k, out / "fig8_by_k.csv"), _write_csv(by_l, out / "fig8_by_l.csv"),
+        paths = [_write_csv(by_k, out / "fig8_by_k.csv", mark), _write_csv(by_l, out / "fig8_by_l.csv", mark),
                  *figures.figure8(by_k, by_l, out, mark=mark)]
         return Artefact(benchmark, "fig8", "Pass@1 by tasks per conversation k and length interval l", paths)
 

@@ -77,7 +77,7 @@ def test_report_refuses_scripted_runs_unless_allowed(results_dir, tmp_path, caps
     for p in tables:
         if p.suffix == ".md":
             assert mark in p.read_text(), p
-        if p.suffix == ".tex":
+        if p.suffix in (".tex", ".csv"):
             assert "scripted replies" in p.read_text(), p
     pngs = [p for p in report.files() if p.suffix == ".png"]
     assert pngs and all(Image.open(p).text.get("Description") == mark for p in pngs)
