@@ -161,8 +161,8 @@ def table5(summary: pd.DataFrame) -> Table:
     notes = ["Input + output tokens over the scored issues that recorded a conversation (errored ones included when "
              "they did); Tok./Turn = mean over issues of tokens / turns (Eq. 13). Maintainer = the Maintainer "
              "Agent's calls; Memory = the external memory mechanism's calls; user agent and judge excluded "
-             "(benchmarks.cab.metrics). Combined Cost = Σ cost_usd of those calls; All-calls Cost adds the user "
-             "agent and the judge."]
+             "(benchmarks.cab.metrics). Combined Cost = Σ cost_usd of those calls (what was paid: a cache hit costs $0); "
+             "All-calls Cost adds the user agent and the judge."]
     if len(summary) and "events_without_cost" in summary:
         missing = int(pd.to_numeric(summary["events_without_cost"], errors="coerce").fillna(0).sum())
         if missing:

@@ -154,9 +154,11 @@ def _cost_note(samples: pd.DataFrame) -> str | None:
     if samples.empty or "n_events_without_cost" not in samples:
         return None
     missing, total = int(samples["n_events_without_cost"].sum()), int(samples["n_events"].sum())
+    base = ("Cost = Σ cost_usd of the counted calls' ledger events (USD): what was paid — a cache hit costs $0 "
+            "while its tokens still count")
     if not missing:
-        return "Cost = Σ cost_usd of the counted calls' ledger events (USD)."
-    return (f"Cost = Σ cost_usd of the counted calls' ledger events (USD); * = {missing} of {total} ledger events "
+        return base + "."
+    return (f"{base}; * = {missing} of {total} ledger events "
             "carry no cost_usd and count as $0 (records written before pricing, or a model missing from the price map).")
 
 
