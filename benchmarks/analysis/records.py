@@ -565,6 +565,9 @@ class RunSet:
             b = r.budgets
             if not b:
                 continue
+            calibration = _section(r.config, "method").get("calibration")
+            if isinstance(calibration, dict) and calibration:
+                b = {**b, "calibrated": True}
             key = (r.backbone, r.method)
             if key in out and out[key] != b:
                 msg = f"{r.benchmark}/{r.backbone}/{r.method}: runs used different budgets ({out[key]} and {b})"

@@ -378,7 +378,8 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
 def _budget_text(budgets: dict[str, Any] | None) -> str:
     if not budgets:
         return MISSING
-    return ", ".join(f"{k}={budgets[k]}" for k in ("k2", "k31", "k32") if k in budgets) or MISSING
+    text = ", ".join(f"{k}={budgets[k]}" for k in ("k2", "k31", "k32") if k in budgets) or MISSING
+    return text + (" (CR-matched)" if budgets.get("calibrated") else "")
 
 
 def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = labels.PROPOSED,
@@ -434,8 +435,8 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
                                        "n_tasks", "n_samples", "n_errored", "n_cr_samples", "k1", "k2", "k31", "k32"])
     notes = [f"Arrows: Pass@1 difference (pp) against {labels.method_label(reference)}. CR against Full on the same "
              "backbone over the samples every listed configuration and Full finished ok (CR n). Budgets: the run's "
-             "k2, k31, k32 (from its manifest or resolved config.yaml; the paper calibrates them so each ablation's CR "
-             "stays close to the full configuration's).", ERRORED_NOTE, DAGGER_NOTE]
+             "k2, k31, k32 (from its manifest or resolved config.yaml); CR-matched = calibrated by scripts.calibrate_cr "
+             "to keep the ablation's CR near the full configuration's, as the paper does.", ERRORED_NOTE, DAGGER_NOTE]
     if not blocks:
         notes.append("No ablation runs found.")
     return Table("table6", "Table 6. Ablation study on LoCoEval", data, blocks, notes)

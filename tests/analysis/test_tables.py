@@ -221,7 +221,7 @@ def test_table6_ablations_with_cr_and_budgets(frames, runset):
     assert math.isnan(d.loc[("multi-hop", "reconmem_wo_smg"), "pass1"])
     md = t.to_markdown()
     assert "| ReConMem | k2=4, k31=2, k32=2 | 100.000 | 0 |" in md
-    assert "| ReConMem w/o GAE | k2=6, k31=2, k32=3 | 66.667 ↓ 33.333 | 0 |" in md
+    assert "| ReConMem w/o GAE | k2=6, k31=2, k32=3 (CR-matched) | 66.667 ↓ 33.333 | 0 |" in md
     assert "40.000 ↑ 20.000" in md
 
 
