@@ -140,18 +140,23 @@ def _snippets(items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def view_items(context: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The context items of each view (original, dual, combined), in view order.
 
-    Independent source: each branch view lists ``{kind, id}`` entries of the merged context's items;
-    an entry naming no item of the context is an error (a corrupt record). Combined: the merged
-    context's items that belong to either branch view. Provenance source: :func:`item_branch_map`.
+    Independent source: each branch view lists ``{kind, id}`` entries of the merged context's items.
+    An entry the window guard trimmed from the prompt (``meta.trimmed_items``) is left out of every
+    view - its text was never sent, so it cannot be evidence; any other entry naming no item of
+    the context is an error (a corrupt record). Combined: the merged context's items that belong to
+    either branch view. Provenance source: :func:`item_branch_map`.
     """
     items = list(context.get("items") or [])
     if view_source(context) == "independent":
         by_key = {(str(it.get("kind")), str(it.get("id"))): it for it in items}
+        trimmed = {str(t) for t in (context.get("meta") or {}).get("trimmed_items") or []}
         out: dict[str, list[dict[str, Any]]] = {}
         for view in BRANCHES:
             chosen = []
             for entry in context["meta"]["views"][view]:
                 key = (str(entry.get("kind")), str(entry.get("id")))
+                if key not in by_key and key[1] in trimmed:
+                    continue
                 if key not in by_key:
                     raise ValueError(f"context of query {str(context.get('query'))[:60]!r}: view {view!r} names "
                                      f"{key[0]} {key[1]!r}, which is not an item of the context")

@@ -190,3 +190,14 @@ def test_an_item_reachable_from_both_branches_is_in_both():
 def test_branch_map_of_a_context_uses_the_views():
     assert cov.context_branch_map(VIEWS_CONTEXT) == [{"original_query"}, {"original_query", "dual_query"}]
     assert cov.context_branch_map({"items": VIEWS_CONTEXT["items"]}) == [{"original_query"}, {"dual_query"}]
+
+
+def test_items_trimmed_by_the_window_guard_leave_every_view():
+    trimmed = json.loads(json.dumps(VIEWS_CONTEXT))
+    trimmed["items"] = trimmed["items"][:1]
+    trimmed["meta"]["trimmed_items"] = ["pkg/a.py/f"]
+    views = cov.context_views(trimmed)
+    assert [s["item_id"] for s in views["original"]] == ["m1"] and views["dual"] == []
+    del trimmed["meta"]["trimmed_items"]
+    with pytest.raises(ValueError, match="not an item of the context"):
+        cov.context_views(trimmed)
