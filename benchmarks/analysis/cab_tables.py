@@ -43,7 +43,9 @@ def cab_records(runs: Any, benchmark: str | None = None) -> list[dict[str, Any]]
     out = []
     excluded: dict[str, dict[str, str]] = {}
     for s in runs.merged_samples(benchmark, family=CAB):
-        ex = excluded.setdefault(s.run.benchmark, runs.excluded(s.run.benchmark))
+        if s.run.benchmark not in excluded:
+            excluded[s.run.benchmark] = runs.excluded(s.run.benchmark)
+        ex = excluded[s.run.benchmark]
         r = dict(s.result)
         r.setdefault("sample_id", s.sample_id)
         if "turns" not in r and "n_turns" in r:

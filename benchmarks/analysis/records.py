@@ -421,7 +421,9 @@ class RunSet:
         out = []
         excluded: dict[str, dict[str, str]] = {}
         for s in self.merged_samples(benchmark, family=family):
-            ex = excluded.setdefault(s.run.benchmark, self.excluded(s.run.benchmark))
+            if s.run.benchmark not in excluded:
+                excluded[s.run.benchmark] = self.excluded(s.run.benchmark)
+            ex = excluded[s.run.benchmark]
             if s.sample_id in ex or not (s.ok or s.errored):
                 continue
             out.append(s)
@@ -472,7 +474,9 @@ class RunSet:
         rows = []
         excluded: dict[str, dict[str, str]] = {}
         for s in self.merged_samples(benchmark, family=family):
-            ex = excluded.setdefault(s.run.benchmark, self.excluded(s.run.benchmark))
+            if s.run.benchmark not in excluded:
+                excluded[s.run.benchmark] = self.excluded(s.run.benchmark)
+            ex = excluded[s.run.benchmark]
             r = s.result
             row: dict[str, Any] = {
                 "benchmark": s.run.benchmark, "backbone": s.run.backbone, "method": s.run.method,
