@@ -82,15 +82,18 @@ def _backbone_cfg(path: Path) -> Any:
     return OmegaConf.load(path)
 
 
-def build_manager(name: str, backbone_cfg: Any) -> Any:
-    """A fresh ContextManager from ``conf/method/<name>.yaml`` (interpolations against the backbone)."""
+def build_manager(name: str, backbone_cfg: Any, repo_context_k: int = 0) -> Any:
+    """A fresh ContextManager from ``conf/method/<name>.yaml`` (interpolations against the backbone);
+    ``repo_context_k`` is the baselines' unified repository adaptation (a method setting)."""
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
     path = REPO_ROOT / "conf" / "method" / f"{name}.yaml"
     if not path.exists():
         raise SystemExit(f"--methods: unknown method {name!r} (no {path.relative_to(REPO_ROOT)})")
-    root = OmegaConf.create({"method": OmegaConf.load(path), "backbone": backbone_cfg})
+    root = OmegaConf.create({"method": OmegaConf.load(path), "backbone": backbone_cfg, "benchmark": {"name": "bench"}})
+    if "repo_context_k" in root.method.manager:
+        root.method.manager.repo_context_k = int(repo_context_k)
     return instantiate(root.method.manager)
 
 
@@ -102,9 +105,9 @@ def run_method(name: str, *, backbone_cfg: Any, embedder: Any, repo: Any, turns:
 
     ledger = UsageLedger()
     llm = LLMClient(BackboneSpec.from_config(backbone_cfg), ledger=ledger, cache_path=cache_path)
-    cm = build_manager(name, backbone_cfg)
+    cm = build_manager(name, backbone_cfg, repo_context_k)
     session = Session(sample_id=f"bench-{name}", llm=llm, embedder=embedder, repo=repo, system_prompt=SYSTEM_PROMPT,
-                      context_window=llm.context_window, repo_context_k=repo_context_k)
+                      context_window=llm.context_window)
     started = time.perf_counter()
     last_prompt_tokens = 0
     with ledger.tags(method=name):
