@@ -44,11 +44,13 @@ def test_baseline_ten_turns_with_local_backbone(method, local_backbone_cfg, bolt
     sample = dataclasses.replace(sample, outline=sample.outline[:10], tasks=sample.tasks[:1])
     llm = LLMClient(BackboneSpec.from_config(local_backbone_cfg), ledger=UsageLedger(),
                     cache_path=cache_root() / "llm_cache.sqlite")
-    cm = instantiate(OmegaConf.load(REPO_ROOT / "conf" / "method" / f"{method}.yaml").manager)
+    root = OmegaConf.create({"method": OmegaConf.load(REPO_ROOT / "conf" / "method" / f"{method}.yaml"),
+                             "benchmark": {"name": "locoeval"}, "backbone": local_backbone_cfg})
+    cm = instantiate(root.method.manager)  # LoCoEval's unified repository adaptation: the method's k=10
 
     result = run_sample(sample, cm=cm, llm=llm, embedder=embedder, out_dir=tmp_path, repo_index=boltons_index,
                         evaluate=lambda req, text: {"outcome": "not_run", "passed": False, "log": "stub"},
-                        repo_context_k=10, turn_max_tokens=96, task_max_tokens=160, progress=False)
+                        turn_max_tokens=96, task_max_tokens=160, progress=False)
     assert result["status"] == "ok" and result["n_turns"] == 10
 
     events = llm.ledger.events
