@@ -257,3 +257,30 @@ def test_agrees_with_the_locoeval_runner_metrics(frames, results_dir):
             ids = [r["sample_id"] for r in run["results"] if r.get("subset") == subset]
             assert cell(d, subset, bb, "reconmem", "cr") == pytest.approx(
                 metrics.compression_ratio_between(base / "reconmem" / "fixture", base / "full" / "fixture", sample_ids=ids))
+
+
+def test_an_error_never_improves_a_score(results_dir, tmp_path):
+    """gpt5_mini/mem0r fails all 3 tasks of multi-hop s3. Had that sample crashed instead, the old
+    ok-only rule would have dropped it and raised the cell from 20% to 50%; now it stays 20%."""
+    import json
+    import shutil
+
+    from benchmarks.analysis.records import load_runs
+
+    for m in ("full", "mem0r"):
+        shutil.copytree(results_dir / "locoeval" / "gpt5_mini" / m, tmp_path / "locoeval" / "gpt5_mini" / m)
+    before = tables.table1(*_frames(load_runs(tmp_path)), n_resamples=20).data
+    p = tmp_path / "locoeval" / "gpt5_mini" / "mem0r" / "fixture" / "samples" / "s3" / "result.json"
+    r = json.loads(p.read_text())
+    r.update(status="error", errored=True, error="RuntimeError: injected",
+             tasks=[{**t, "passed": False, "outcome": "not_run"} for t in r["tasks"]])
+    p.write_text(json.dumps(r))
+    after = tables.table1(*_frames(load_runs(tmp_path)), n_resamples=20).data
+    assert cell(before, "multi-hop", "gpt5_mini", "mem0r", "pass1") == pytest.approx(20)
+    assert cell(after, "multi-hop", "gpt5_mini", "mem0r", "pass1") == pytest.approx(20)
+    assert cell(after, "multi-hop", "gpt5_mini", "mem0r", "n_errored") == 1
+    assert cell(after, "multi-hop", "gpt5_mini", "full", "n_common_samples") == 1  # CR now over s4 only
+
+
+def _frames(runs):
+    return runs.tasks_frame("locoeval"), runs.samples_frame("locoeval")
