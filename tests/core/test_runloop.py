@@ -193,3 +193,27 @@ def test_dry_run_makes_no_call_and_writes_nothing(tmp_path, _toy_path, monkeypat
     assert out["dry_run"] is True and out["n_to_run"] == 4 and _toy_path.CALLS == []
     assert not _run_dir(cfg).exists()
     assert "estimate" in capsys.readouterr().out.lower()
+
+
+def test_json_failure_counter_sees_the_real_clients_failures():
+    """The per-sample count relies on the client's chat_json failure warning: a real (scripted) client."""
+    import logging
+
+    from benchmarks.runloop import JsonFailureCounter
+    from reconmem.platform.llm import UsageLedger
+    from reconmem.platform.testing import ScriptedLLM
+
+    ledger = UsageLedger()
+    llm = ScriptedLLM(["this is not json", '{"ok": 1}', "nor this"], ledger=ledger)
+    counter = JsonFailureCounter()
+    logging.getLogger("reconmem").addHandler(counter)
+    try:
+        with ledger.tags(attempt="a1"):
+            assert llm.chat_json([{"role": "user", "content": "q"}], purpose="memory_update") is None
+            assert llm.chat_json([{"role": "user", "content": "q"}], purpose="memory_update") == {"ok": 1}
+        with ledger.tags(attempt="a2"):
+            llm.chat_json([{"role": "user", "content": "q"}], purpose="memory_sketching")
+    finally:
+        logging.getLogger("reconmem").removeHandler(counter)
+    assert (counter.pop("a1"), counter.pop("a2"), counter.pop("a3")) == (1, 1, 0)
+    assert sum(llm.json_failures.values()) == 2
