@@ -7,7 +7,9 @@ For every ok sample of the selected LoCoEval(-format) runs (default: method ``re
 task, the original-query, dual-query and combined views of the recorded task context are judged
 by ``judge_backbone`` (one call per view, purpose ``coverage_judge``, SQLite-cached like every call).
 GT items come from the sample file named in the run's ``config.yaml`` (``benchmark.samples``) or
-``--samples``. Samples already judged with the same judge model, prompt version and views version are skipped
+``--samples``. The judge prompt has eight synthetic examples as in the paper (``--prompt-version 2``, default;
+``--prompt-version 1`` = the earlier two-example prompt, byte-identical, so its cached judgments
+replay). Samples already judged with the same judge model, prompt version and views version are skipped
 (``--overwrite`` re-judges; re-judging unchanged views costs nothing, the judge calls are cached).
 The original and dual views are the independently built branch contexts ReConMem records
 (``context.meta.views``, see benchmarks/analysis/coverage.py). Afterwards ``make report`` draws Figure 6.
@@ -57,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", default=None, help="LoCoEval samples JSONL (default: each run's benchmark.samples)")
     parser.add_argument("--overwrite", action="store_true", help="re-judge samples that already have coverage.json")
     parser.add_argument("--limit", type=int, default=None, help="judge at most N samples (smoke runs)")
+    parser.add_argument("--prompt-version", default=None, choices=["1", "2"],
+                        help="judge prompt: 2 = eight synthetic examples as in the paper (default), 1 = the earlier two")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. cache.dir=/tmp/c judge_backbone.max_output_tokens=2048")
     args = parser.parse_args(argv)
     # `--runs a b key=value`: the greedy --runs list swallows trailing Hydra overrides; hand them back.
@@ -83,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # hydra composition errors: keep one line
         print(f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
         return 2
-    judge = CoverageJudge(llm, max_tokens=int(cfg.judge_backbone.max_output_tokens))
+    prompt_version = f"coverage-v{args.prompt_version}" if args.prompt_version else PROMPT_VERSION
+    judge = CoverageJudge(llm, max_tokens=int(cfg.judge_backbone.max_output_tokens), prompt_version=prompt_version)
     judge_model = str(cfg.judge_backbone.model)
     try:
         runs = load_runs(args.runs)
@@ -110,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                 break
             existing = sample.coverage()
             if existing and not args.overwrite and existing.get("judge_model") == judge_model \
-                    and existing.get("prompt_version") == PROMPT_VERSION \
+                    and existing.get("prompt_version") == prompt_version \
                     and existing.get("views_version") == VIEWS_VERSION:
                 skipped += 1
                 continue

@@ -38,7 +38,10 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 PURPOSE = "coverage_judge"
-PROMPT_VERSION = "coverage-v1"
+# Judge system prompts by version. v2 (default) has eight synthetic examples, as the paper's judge
+# prompt (§4.4); v1 (two examples) stays loadable byte-identically, so v1 judgments stay cached.
+PROMPT_FILES = {"coverage-v1": "coverage_judge_system.txt", "coverage-v2": "coverage_judge_system.v2.txt"}
+PROMPT_VERSION = "coverage-v2"
 # How the original / dual views are obtained: "independent" = the recorded per-branch views
 # (context.meta.views); "provenance" = the legacy first-route split of the merged context.
 VIEW_SOURCES = ("independent", "provenance")
@@ -218,8 +221,10 @@ class ViewJudgement:
         return asdict(self)
 
 
-def _system_prompt() -> str:
-    return resources.files("benchmarks.analysis").joinpath("prompts/coverage_judge_system.txt").read_text(encoding="utf-8")
+def _system_prompt(version: str = PROMPT_VERSION) -> str:
+    if version not in PROMPT_FILES:
+        raise ValueError(f"coverage judge: unknown prompt version {version!r}; known {sorted(PROMPT_FILES)}")
+    return resources.files("benchmarks.analysis").joinpath(f"prompts/{PROMPT_FILES[version]}").read_text(encoding="utf-8")
 
 
 def render_request(gt_items: Sequence[dict[str, Any]], snippets: Sequence[dict[str, Any]]) -> str:
@@ -291,11 +296,12 @@ def validate_judgement(raw: Any, gt_items: Sequence[dict[str, Any]], snippet_ids
 class CoverageJudge:
     """Judges one context view against a task's GT items with an LLM (``judge_backbone``)."""
 
-    def __init__(self, llm: Any, *, max_tokens: int = 1024, retries: int = 1) -> None:
+    def __init__(self, llm: Any, *, max_tokens: int = 1024, retries: int = 1, prompt_version: str = PROMPT_VERSION) -> None:
         self.llm = llm
         self.max_tokens = max_tokens
         self.retries = retries
-        self.system = _system_prompt()
+        self.prompt_version = prompt_version
+        self.system = _system_prompt(prompt_version)
 
     def judge_view(self, view: str, gt_items: Sequence[dict[str, Any]], snippets: Sequence[dict[str, Any]]) -> ViewJudgement:
         if not gt_items:
@@ -346,7 +352,7 @@ def judge_sample(judge: CoverageJudge, sample: Any, spec: dict[str, Any], *, jud
             views = judge.judge_task_run(gt_by_req[req], task_contexts[req])
             entry["views"] = {v: j.to_dict() for v, j in views.items()}
         task_runs.append(entry)
-    return {"sample_id": sample.sample_id, "prompt_version": PROMPT_VERSION, "views_version": VIEWS_VERSION,
+    return {"sample_id": sample.sample_id, "prompt_version": getattr(judge, "prompt_version", PROMPT_VERSION), "views_version": VIEWS_VERSION,
             "judge": judge_name,
             "judge_model": getattr(getattr(judge.llm, "spec", None), "model", None), "task_runs": task_runs}
 

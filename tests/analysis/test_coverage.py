@@ -201,3 +201,15 @@ def test_items_trimmed_by_the_window_guard_leave_every_view():
     del trimmed["meta"]["trimmed_items"]
     with pytest.raises(ValueError, match="not an item of the context"):
         cov.context_views(trimmed)
+
+
+def test_judge_prompt_versions():
+    v2 = cov.CoverageJudge(ScriptedLLM([])).system
+    v1 = cov.CoverageJudge(ScriptedLLM([]), prompt_version="coverage-v1").system
+    assert v2.count("\nExample ") == 8 and v1.count("\nExample ") == 2  # the paper's judge prompt has eight
+    assert v2.startswith(v1.split("Example A")[0])  # same instructions, more examples
+    from importlib import resources
+
+    assert v1 == resources.files("benchmarks.analysis").joinpath("prompts/coverage_judge_system.txt").read_text()
+    with pytest.raises(ValueError, match="unknown prompt version"):
+        cov.CoverageJudge(ScriptedLLM([]), prompt_version="coverage-v9")
