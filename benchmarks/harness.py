@@ -67,6 +67,7 @@ def build_llm(backbone_cfg: Any, cfg: Any, ledger: Any = None, *, option: str = 
         max_concurrency=int(cfg.llm.max_concurrency),
         max_retries=int(cfg.llm.max_retries),
         timeout=float(cfg.llm.timeout),
+        cache_mode=str(cfg.cache.get("mode", "sqlite")),
     )
 
 

@@ -5,7 +5,7 @@
 #   make report RUNS=results   rebuild every table / figure from existing records only
 #
 # Sweeps are Hydra multiruns of `python -m scripts.run`; add launcher or other overrides with
-# SWEEP_ARGS, e.g. SWEEP_ARGS="hydra/launcher=local_parallel run.workers=4" (see conf/hydra/launcher).
+# SWEEP_ARGS, e.g. SWEEP_ARGS="hydra/launcher=submitit_local run.workers=4" (see conf/hydra/launcher).
 # Re-running a target resumes: finished samples are skipped, cached LLM calls cost nothing.
 # The table1/table2/table6/coverage experiments set run.reproduction=true: they refuse to start with a
 # local model as user or judge (one-line error) unless SWEEP_ARGS="allow_local_eval_models=true".
