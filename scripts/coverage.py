@@ -1,6 +1,6 @@
 """Judge GT-item coverage of ReConMem's task contexts (paper §4.4) and write ``coverage.json`` per sample.
 
-    python -m scripts.coverage --runs results/locoeval --judge-backbone gpt5_mini
+    python -m scripts.coverage --runs results/locoeval --judge-backbone gemini_25_flash   # the paper's judge
     python -m scripts.coverage --runs results/locoeval cache.dir=/tmp/cache      # extra Hydra overrides
 
 For every ok sample of the selected LoCoEval(-format) runs (default: method ``reconmem``) and every
@@ -79,6 +79,11 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         cfg = compose(args.judge_backbone, args.overrides)
+        judge_model = str(cfg.judge_backbone.model)
+        if judge_model.startswith("local/") and not cfg.get("allow_local_eval_models"):
+            raise ConfigError(f"judge_backbone={cfg.judge_backbone.name} is a local model, but Figure 6 needs the "
+                              "paper's judge (--judge-backbone gemini_25_flash); pass allow_local_eval_models=true "
+                              "to judge with it anyway")
         ledger = UsageLedger()
         llm = build_llm(cfg.judge_backbone, cfg, ledger, option="judge_backbone")
     except (ConfigError, ValueError) as exc:

@@ -213,3 +213,11 @@ def test_judge_prompt_versions():
     assert v1 == resources.files("benchmarks.analysis").joinpath("prompts/coverage_judge_system.txt").read_text()
     with pytest.raises(ValueError, match="unknown prompt version"):
         cov.CoverageJudge(ScriptedLLM([]), prompt_version="coverage-v9")
+
+
+def test_coverage_cli_refuses_a_local_judge(capsys):
+    from scripts.coverage import main
+
+    assert main(["--runs", "tests/fixtures/runs/results"]) == 2  # default judge_backbone: the local model
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "allow_local_eval_models=true" in err[0] and "gemini_25_flash" in err[0]
