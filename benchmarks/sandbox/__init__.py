@@ -6,7 +6,7 @@ from .base import (ERROR, FAIL, OOM, OUTCOMES, PASS, TIMEOUT, EnvSpec, Execution
                    Executor, classify_pytest)
 
 __all__ = ["PASS", "FAIL", "ERROR", "TIMEOUT", "OOM", "OUTCOMES", "EnvSpec", "ExecutionJob",
-           "ExecutionOutcome", "Executor", "classify_pytest", "build_executor"]
+           "ExecutionOutcome", "Executor", "classify_pytest", "build_executor", "describe_executor"]
 
 _KINDS = {"local": "benchmarks.sandbox.local:LocalExecutor",
           "docker": "benchmarks.sandbox.docker_exec:DockerExecutor"}
@@ -45,6 +45,24 @@ def build_executor(executor_cfg=None, **overrides) -> Executor:
         raise ValueError(f"unknown executor name {kind!r} (option executor.name); known: {sorted(_KINDS)}")
     module, attr = _KINDS[kind].split(":")
     return getattr(importlib.import_module(module), attr)(**cfg)
+
+
+def describe_executor(executor, *, python: str | None = None) -> dict:
+    """The run-manifest record of an executor (an :class:`Executor` or a config node / dict / name).
+
+    For Docker with ``python`` given (the manifest's environment Python, e.g. ``"3.11.7"``) the
+    base image is resolved first, so the record names its content-addressed tag, image id, source
+    and Python version, and ``python_check`` says whether only the patch version differs (a
+    different minor version raises :class:`benchmarks.sandbox.base_image.PythonMismatch`).
+    """
+    if not isinstance(executor, Executor):
+        executor = build_executor(executor)
+    record = {}
+    if python and executor.name == "docker":
+        base = executor.base_for(EnvSpec(name="manifest", python=python))
+        record["python_check"] = base.check_python(python)
+    describe = getattr(executor, "describe", None)
+    return {**(describe() if describe else {"name": executor.name}), **record}
 
 
 def _to_dict(cfg) -> dict:

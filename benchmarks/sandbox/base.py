@@ -107,9 +107,10 @@ def classify_pytest(returncode: int | None, log: str, *, timed_out: bool = False
     if returncode == 0:
         return PASS, "rc=0"
     if returncode is not None and returncode < 0:
-        # Killed by a signal: SIGKILL/SIGSEGV/SIGABRT under an address-space limit is memory.
-        if _MEMORY_MARKERS.search(log) or returncode in (-9, -6, -11):
-            return OOM, f"killed by signal {-returncode}"
+        # Killed by a signal: memory only when the log shows an allocation failure (a bare SIGKILL
+        # is as likely a completion killing its own process group as the kernel's OOM killer).
+        if _MEMORY_MARKERS.search(log):
+            return OOM, f"killed by signal {-returncode} after a memory allocation failure"
         return ERROR, f"killed by signal {-returncode}"
     if _MEMORY_MARKERS.search(log):
         return OOM, f"rc={returncode} with a memory allocation failure in the log"

@@ -259,8 +259,8 @@ class DockerExecutor(Executor):
 
     def __init__(self, *, timeout_s: float = 60.0, memory_mb: int = 5120, cpus: float = 1.0,
                  base_image: str | None = "auto", pids_limit: int = 512, keep_images: str = "env",
-                 offline_build: bool = True, wheelhouse_dir: str | Path | None = None, client=None,
-                 **_ignored):
+                 offline_build: bool = True, wheelhouse_dir: str | Path | None = None,
+                 work_root: str | Path | None = None, client=None, **_ignored):
         super().__init__(timeout_s=timeout_s, memory_mb=memory_mb)
         if keep_images not in KEEP_IMAGES:
             raise ValueError(f"executor.keep_images must be one of {list(KEEP_IMAGES)}, got {keep_images!r}")
@@ -270,6 +270,7 @@ class DockerExecutor(Executor):
         self.keep_images = keep_images
         self.offline_build = offline_build
         self._wheelhouse_dir = Path(wheelhouse_dir) if wheelhouse_dir else None
+        self.work_root = Path(work_root) if work_root else None      # host dirs of runs (None: system temp)
         self._client = client
         self._lock = threading.Lock()
         self._built: dict[str, str] = {}                # env key -> image tag
@@ -386,7 +387,9 @@ class DockerExecutor(Executor):
             return ExecutionOutcome(ERROR, f"image build failed: {exc}", time.monotonic() - t0,
                                     detail="env_build")
         t_job = time.monotonic()
-        work = Path(tempfile.mkdtemp(prefix="reconmem-docker-"))
+        if self.work_root:
+            self.work_root.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix="reconmem-docker-", dir=self.work_root))
         container = None
         waited = 0.0
         result = None
@@ -399,6 +402,8 @@ class DockerExecutor(Executor):
             spec = container_spec(job.env, image, job.test_ids, memory_mb=self.memory_mb, cpus=self.cpus,
                                   pids_limit=self.pids_limit, host_tree=str(work))
             spec["user"] = "runner"
+            if job.label:
+                spec["labels"] = {**spec["labels"], "reconmem.job": job.label[:250]}
             container = self.client.containers.create(**spec)
             container.start()
             t_wait = time.monotonic()

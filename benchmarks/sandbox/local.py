@@ -189,7 +189,18 @@ class LocalExecutor(Executor):
         if not self.confinement.drops_uid:
             return None
         if self.confinement.kind == "unshare" and not all(_others_can_enter(p) for p in python_prefixes(python)):
-            return None          # no private mount namespace: the uid could not reach the venv
+            # no private root under unshare: another uid could not reach the venv, so the run keeps
+            # root inside its namespaces (no signals/ptrace of the harness, no network, but host
+            # files stay readable and writable) - bubblewrap has no such gap
+            if not getattr(self, "_warned_root", False):
+                self._warned_root = True
+                import logging
+
+                logging.getLogger(__name__).warning(
+                    "local sandbox (unshare): the venv %s is not reachable by other users, so runs keep root "
+                    "inside their namespaces; install bubblewrap (make sandbox-deps) for a private root",
+                    Path(python).parent.parent)
+            return None
         return run_uid(token)
 
     def _environment(self, job, python, tree, home, tmp, box, work, token) -> dict[str, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import textwrap
 import time
+import uuid
 
 import pytest
 
@@ -89,13 +90,15 @@ def _project(root, body: str):
     return root
 
 
-def _tagged_processes() -> list[str]:
+def _run_processes(work_root) -> list[str]:
+    """Processes of runs under ``work_root`` (their HOME lies in the run's work dir)."""
+    needle = f"HOME={work_root}/".encode()
     out = []
     for pid in os.listdir("/proc"):
         if pid.isdigit() and int(pid) != os.getpid():
             try:
                 with open(f"/proc/{pid}/environ", "rb") as f:
-                    if b"RECONMEM_SANDBOX_ID=" in f.read():
+                    if needle in f.read():
                         out.append(pid)
             except OSError:
                 pass
@@ -109,8 +112,10 @@ def _run_hostile(executor, env, name, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)          # the harness's own environment holds a key
     root = _project(tmp_path / "p", body)
     t0 = time.monotonic()
-    out = executor.run(ExecutionJob(project_root=root, env=env, test_ids=ID, timeout_s=8))
+    out = executor.run(ExecutionJob(project_root=root, env=env, test_ids=ID, timeout_s=8,
+                                    label=f"hostile-{name}-{uuid.uuid4().hex}"))
     assert time.monotonic() - t0 < 120
+    print(f"HOSTILE {executor.name} {name}: {out.outcome} ({out.detail})")
     assert out.outcome in accepted, f"{name}: {out.outcome} ({out.detail})\n{out.log[-2500:]}"
     assert not (outside / "pwned.txt").exists() and not os.path.exists("/etc/reconmem-pwned")
     assert (root / "pkg" / "mod.py").exists() and not (root / "pwned.txt").exists()
@@ -127,10 +132,11 @@ def local_executor(tmp_path):
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_local(name, local_executor, pyenv_spec, tmp_path, monkeypatch):
     out = _run_hostile(local_executor, pyenv_spec, name, tmp_path, monkeypatch)
+    work = (tmp_path / "work").resolve()
     deadline = time.monotonic() + 10
-    while _tagged_processes() and time.monotonic() < deadline:
+    while _run_processes(work) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not _tagged_processes(), "processes of the run survived it"
+    assert not _run_processes(work), "processes of the run survived it"
     assert not list((tmp_path / "work").iterdir()), "work dir left behind"
     if name == "kill_the_parent":
         assert "parent survived" in out.log or "PermissionError" in out.log or "ProcessLookupError" in out.log
@@ -138,14 +144,13 @@ def test_hostile_local(name, local_executor, pyenv_spec, tmp_path, monkeypatch):
 
 @pytest.mark.docker
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_hostile_docker(name, docker_executor, pyenv_spec, tmp_path, monkeypatch):
-    from benchmarks.sandbox.base_image import PROJECT_LABEL
+def test_hostile_docker(name, docker_client, pyenv_spec, tmp_path, monkeypatch):
+    from benchmarks.sandbox.docker_exec import DockerExecutor
 
-    client = docker_executor.client
-    before = {c.id for c in client.containers.list(all=True)}
-    tmp_before = {p for p in os.listdir("/tmp") if p.startswith("reconmem-docker-")}
-    _run_hostile(docker_executor, pyenv_spec, name, tmp_path, monkeypatch)
-    left = [c for c in client.containers.list(all=True, filters={"label": f"{PROJECT_LABEL}=run"})
-            if c.id not in before]
-    assert not left, f"containers left: {[c.name for c in left]}"
-    assert {p for p in os.listdir("/tmp") if p.startswith("reconmem-docker-")} <= tmp_before
+    executor = DockerExecutor(client=docker_client, timeout_s=8, memory_mb=512, pids_limit=256,
+                              work_root=tmp_path / "work")
+    _run_hostile(executor, pyenv_spec, name, tmp_path, monkeypatch)
+    left = [c.name for c in docker_client.containers.list(all=True, filters={"label": "reconmem.job"})
+            if c.labels.get("reconmem.job", "").startswith(f"hostile-{name}-")]
+    assert not left, f"containers left: {left}"
+    assert not list((tmp_path / "work").iterdir()), "host work dir left behind"

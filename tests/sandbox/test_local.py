@@ -189,7 +189,7 @@ def test_env_build_failure_is_an_error_outcome(tmp_path, make_project):
 
 @pytest.mark.parametrize("rc,log,expected", [
     (0, "", PASS), (1, "", FAIL), (2, "", ERROR), (3, "", ERROR), (4, "ERROR: not found", ERROR), (5, "", ERROR),
-    (1, "E   MemoryError", OOM), (-9, "", OOM), (-15, "", ERROR)])
+    (1, "E   MemoryError", OOM), (-9, "", ERROR), (-9, "std::bad_alloc", OOM), (-15, "", ERROR)])
 def test_classify_pytest(rc, log, expected):
     assert classify_pytest(rc, log)[0] == expected
     assert classify_pytest(rc, log, timed_out=True)[0] == TIMEOUT
