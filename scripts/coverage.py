@@ -46,7 +46,7 @@ def compose(judge_backbone: str | None, overrides: list[str]) -> Any:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    extra = ([f"judge_backbone={judge_backbone}"] if judge_backbone else []) + overrides
+    extra = ([f"backbone@judge_backbone={judge_backbone}"] if judge_backbone else []) + overrides
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         return hydra_compose("config", overrides=extra)
 

@@ -221,3 +221,13 @@ def test_coverage_cli_refuses_a_local_judge(capsys):
     assert main(["--runs", "tests/fixtures/runs/results"]) == 2  # default judge_backbone: the local model
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "allow_local_eval_models=true" in err[0] and "gemini_25_flash" in err[0]
+
+
+def test_coverage_cli_selects_the_judge_backbone_by_name(capsys, monkeypatch):
+    from scripts.coverage import main
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    assert main(["--runs", "tests/fixtures/runs/results", "--judge-backbone", "gemini_25_flash"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: judge_backbone=gemini_25_flash: environment variable GEMINI_API_KEY is not set "
+                   "(needed for gemini/gemini-2.5-flash)")
