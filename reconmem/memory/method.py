@@ -196,6 +196,10 @@ class ReConMem(ContextManager):
         fitted = fit_prompt(session, sections=context_blocks, items=ctx.items, query=query, drop_order=drop_order(ctx.items))
         ctx.messages, ctx.items = fitted.messages, fitted.items
         ctx.meta.update(fitted.meta)
+        if fitted.meta["trimmed_items"] and isinstance(ctx.meta.get("views"), dict):  # views list what reached the prompt
+            kept = {(i.kind, i.id) for i in fitted.items}
+            ctx.meta["views"] = {v: [e for e in hits if (e.get("kind"), e.get("id")) in kept]
+                                 for v, hits in ctx.meta["views"].items()}
         ctx.meta["read_only"] = read_only
         ctx.meta["memory_size"] = {"semantic": len(self.graph.semantic), "structural": len(self.graph.structural),
                                    "drafts": len(self.drafts)}
