@@ -6,9 +6,9 @@
   session here is a fixed number of consecutive turns: it closes after ``session_turns`` (10)
   turns. Why this rule (docs/baselines.md): it needs nothing a real exchange lacks, it is
   deterministic and backbone-independent (a model-judged or noun-shift rule would be our own
-  invention, tuned on the benchmark), and it mirrors the datasets LD-Agent was built on, whose
-  sessions are short fixed-length chunks of one conversation. ``short_term_turns`` (30) still caps
-  the short-term window.
+  invention, tuned on the benchmark), and it mirrors the datasets LD-Agent was built on, which split
+  one long dialogue into many short sessions (10 is our choice; the paper is silent).
+  ``short_term_turns`` (30) still caps the short-term window.
 - A closed session is summarised by the LLM (purpose ``memory_summarisation``). Its topics are the
   noun lemmas of the raw session text (the users' and the assistant's words, :mod:`baselines.nouns`),
   as in the original, which extracts nouns from the session utterances, not from the summary. The
