@@ -4,7 +4,8 @@
 
 The paper: "we adjust the hyperparameters to keep the compression ratio under different ablation
 settings as consistent as possible with the reference value". On a calibration subset (the first
-``calib.samples`` samples of ``benchmark.samples``, or a list of ids) this command
+``calib.samples`` samples of ``benchmark.samples``, alternating single-hop / multi-hop, or a list
+of ids) this command
 
 1. runs Full History and full ReConMem (``calib.reference``) with ``python -m scripts.run`` and takes
    the target CR = InputTokens(Full) / InputTokens(ReConMem) (Eq. 10,
@@ -181,8 +182,22 @@ def _quote(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def interleave_subsets(samples: Sequence[tuple[str, str]]) -> list[str]:
+    """Sample ids in file order, alternating between subsets (single-hop, multi-hop, single-hop ...),
+    so that the first N cover both subsets of Table 6 evenly."""
+    by_subset: dict[str, list[str]] = {}
+    for sample_id, subset in samples:
+        by_subset.setdefault(subset, []).append(sample_id)
+    queues = list(by_subset.values())
+    out: list[str] = []
+    for i in range(max((len(q) for q in queues), default=0)):
+        out += [q[i] for q in queues if i < len(q)]
+    return out
+
+
 def calibration_sample_ids(cfg: DictConfig) -> list[str]:
-    """The calibration subset: ``calib.samples`` = N (first N samples) or a list of sample ids."""
+    """The calibration subset: ``calib.samples`` = N (the first N samples, alternating between the
+    subsets) or a list of sample ids."""
     from benchmarks.locoeval.loader import load_samples
 
     try:
@@ -199,7 +214,7 @@ def _calibration_sample_ids(cfg: DictConfig, load_samples: Callable[..., Any]) -
     if isinstance(spec, int) and not isinstance(spec, bool):
         if spec < 1:
             raise CalibrationError(f"calib.samples must be a positive integer or a list of sample ids, got {spec}")
-        ids = [s.id for s in load_samples(source, limit=spec)]
+        ids = interleave_subsets([(s.id, str(s.subset)) for s in load_samples(source)])[:spec]
     elif OmegaConf.is_list(spec) or isinstance(spec, (list, tuple)):
         wanted = [str(x) for x in spec]
         known = {s.id for s in load_samples(source)}

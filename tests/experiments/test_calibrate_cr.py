@@ -14,7 +14,8 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from scripts.calibrate_cr import Evaluation, budget_chain_point, chain_length, forwarded_overrides, search_budgets
+from scripts.calibrate_cr import (Evaluation, budget_chain_point, chain_length, forwarded_overrides, interleave_subsets,
+                                  search_budgets)
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -67,6 +68,11 @@ def test_an_unreachable_target_returns_the_closest_end_and_says_so():
     result, calls = _search(tokens, target=10000 / 500)
     assert not result.within_tolerance and result.best.budgets == {"k2": 1, "k31": 1, "k32": 1}
     assert calls[-1] == {"k2": 1, "k31": 1, "k32": 1}
+
+
+def test_the_calibration_subset_alternates_between_subsets():
+    samples = [("s1", "single-hop"), ("s2", "single-hop"), ("s3", "single-hop"), ("m1", "multi-hop"), ("m2", "multi-hop")]
+    assert interleave_subsets(samples) == ["s1", "m1", "s2", "m2", "s3"]
 
 
 def test_method_overrides_only_reach_the_ablation_and_searched_budgets_never():
