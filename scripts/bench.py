@@ -10,6 +10,7 @@ COMMANDS = {
     "index": ("scripts.bench_index", "repository index throughput (files/s, entities/s)"),
     "recall": ("scripts.bench_recall", "ReConMem non-LLM recall/update latency vs memory size"),
     "methods": ("scripts.bench_methods", "prompt and memory tokens of every method on one scripted conversation"),
+    "workers": ("scripts.bench_workers", "run.workers scaling over real HTTP (injected latency per call)"),
 }
 
 
