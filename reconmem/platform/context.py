@@ -93,8 +93,9 @@ class Session:
     """Everything a method needs for one conversation.
 
     ``system_prompt`` is the benchmark's response-generation prompt; every method uses the same one
-    within a benchmark. ``repo_context_k`` > 0 switches on the unified repository adaptation of the
-    baselines (the k repository functions most similar to each query as extra context).
+    within a benchmark. ``repo_context_k`` is a fallback only: the baselines' unified repository
+    adaptation is a method setting (``method.manager.repo_context_k``, baselines/repo_context.py);
+    a method built in Python without that option uses this value (tests, scripts/bench_methods.py).
     """
 
     sample_id: str
