@@ -235,3 +235,17 @@ def test_run_with_a_fake_client_maps_outcomes_and_always_removes(tmp_path, conta
     import os
 
     assert not os.path.exists(host_dir), "the host work dir is removed after the run"
+
+
+@pytest.mark.docker
+def test_make_docker_engine_is_silent_when_an_engine_runs(docker_client):
+    import subprocess
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "docker_engine.sh"
+    env = {k: v for k, v in __import__("os").environ.items() if k != "RECONMEM_NO_DOCKER"}
+    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0 and proc.stdout == "", proc.stdout + proc.stderr
+    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120,
+                          env={**env, "RECONMEM_NO_DOCKER": "1"})
+    assert proc.returncode == 0 and proc.stdout.startswith("docker-engine: engine skipped (RECONMEM_NO_DOCKER=1)")

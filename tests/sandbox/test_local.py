@@ -209,3 +209,35 @@ def test_build_executor_from_config_nodes(tmp_path):
     from benchmarks.sandbox.docker_exec import DockerExecutor
 
     assert isinstance(build_executor("docker"), DockerExecutor)   # no engine needed to construct
+
+
+def test_build_executor_names_the_class_with_target():
+    from benchmarks.sandbox.docker_exec import DockerExecutor
+
+    ex = build_executor({"_target_": "benchmarks.sandbox.docker_exec.DockerExecutor", "name": "docker",
+                         "keep_images": "base", "base_image": "auto"})
+    assert isinstance(ex, DockerExecutor) and ex.keep_images == "base"
+    with pytest.raises(ValueError, match="disagrees with _target_"):
+        build_executor({"_target_": "benchmarks.sandbox.local.LocalExecutor", "name": "docker"})
+    with pytest.raises(ValueError, match="not an Executor subclass"):
+        build_executor({"_target_": "pathlib.Path"})
+    with pytest.raises(ValueError, match="cannot be imported"):
+        build_executor({"_target_": "benchmarks.sandbox.nope.Executor"})
+
+
+def test_confinement_choice_and_the_confined_command(tmp_path):
+    from benchmarks.sandbox.confine import ConfinementUnavailable, choose
+
+    with pytest.raises(ValueError, match="executor.confine must be one of"):
+        choose("chroot")
+    assert choose("none").wrap(["python"], work=tmp_path, tree=tmp_path, ro_binds=[], uid=None) == ["python"]
+    try:
+        bwrap = choose("bwrap")
+    except ConfinementUnavailable as exc:
+        pytest.skip(str(exc))
+    cmd = bwrap.wrap(["python", "-V"], work=tmp_path, tree=tmp_path / "tree", ro_binds=[tmp_path / "venv"],
+                     uid=200123)
+    for flag in ("--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session"):
+        assert flag in cmd
+    assert cmd[cmd.index("--bind") + 1] == str(tmp_path) and "--reuid=200123" in cmd
+    assert cmd[-2:] == ["python", "-V"]
