@@ -51,6 +51,18 @@ def test_repo_context_k_is_a_method_setting_per_benchmark():
     assert instantiate(_cfg("method=vanilla_rag", "benchmark=locoeval", "method.manager.repo_context_k=3")
                        .method.manager).repo_context_k == 3
     assert "repo_context_k" not in _cfg("benchmark=locoeval").benchmark
+    for bench in (p.stem for p in (CONF / "benchmark").glob("*.yaml")):  # every shipped benchmark is listed
+        assert instantiate(_cfg("method=full", f"benchmark={bench}").method.manager).repo_context_k >= 0
+
+
+def test_unlisted_benchmark_is_a_clear_error():
+    from benchmarks.harness import ConfigError, build_method
+
+    cfg = _cfg("method=ld_agent", "benchmark=locoeval", "benchmark.name=my_new_bench")
+    with pytest.raises(ConfigError, match="repo_context_k_by_benchmark has no entry for benchmark 'my_new_bench'"):
+        build_method(cfg)
+    ok = _cfg("method=ld_agent", "benchmark=locoeval", "benchmark.name=my_new_bench", "method.manager.repo_context_k=4")
+    assert build_method(ok).repo_context_k == 4
 
 
 def test_benchmark_repo_context_k_is_a_clear_error():
