@@ -50,11 +50,7 @@ from benchmarks.task import Benchmark, RunEnv
 
 log = logging.getLogger(__name__)
 
-try:  # helper H5's spending guard; a stand-in keeps the loop importable until it lands
-    from reconmem.platform.llm import CostLimitReached
-except ImportError:  # pragma: no cover - depends on the platform version
-    class CostLimitReached(Exception):  # type: ignore[no-redef]
-        """Stand-in: raised by the LLM client once the run's cost limit is reached."""
+from reconmem.platform.llm import CostLimitReached
 
 
 # Old ``benchmark.runner`` values and the classes that replaced them.
@@ -182,24 +178,17 @@ class JsonFailureCounter(logging.Handler):
 
 
 def _estimate(cfg: Any, bench: Benchmark, samples: Sequence[Any]) -> dict[str, Any]:
-    try:
-        from benchmarks.estimate import estimate_run, format_estimate
-    except ImportError as exc:
-        raise ConfigError(f"run.dry_run=true: the estimator (benchmarks.estimate) is not available ({exc})") from exc
+    from benchmarks.estimate import estimate_run, format_estimate
+
     est = estimate_run(cfg, bench, samples)
     print(format_estimate(est))
     return est
 
 
 def _preflight(cfg: Any, bench: Benchmark) -> None:
-    try:
-        from benchmarks.preflight import check_backbones
-    except ImportError:  # pragma: no cover - fallback until the pre-flight module lands
-        from benchmarks.harness import check_api_key
+    """Every backbone the run uses can run (API key, local weights, server): ConfigError otherwise."""
+    from benchmarks.preflight import check_backbones
 
-        for option in bench.uses(cfg):
-            check_api_key(cfg[option], option)
-        return
     check_backbones(cfg)
 
 

@@ -27,11 +27,13 @@ def _toy_path(monkeypatch):
 
 
 def _cfg(tmp: Path, items: list[dict], **run_kw) -> OmegaConf:
-    backbone = {"name": "local", "model": "local/qwen", "label": "Qwen (local)", "context_window": 4096}
+    backbone = OmegaConf.to_container(OmegaConf.load(HERE.parents[1] / "conf" / "backbone" / "local.yaml"))
+    backbone.update(name="local", label="Qwen (local)")  # the real local backbone: pre-flight checks its weights
     cfg = OmegaConf.create({
         "benchmark": {"name": "toy", "_target_": "toy_benchmark.ToyBenchmark", "items": items, "progress": False,
                       "uses_backbones": ["backbone", "user_backbone"], "hide_task_tests": True},
-        "backbone": {**backbone, "name": "scripted_bb", "model": "scripted/x:y", "label": "Scripted"},
+        "backbone": {**backbone, "name": "scripted_bb", "model": "scripted/toy_benchmark:reply", "label": "Scripted",
+                     "local": None},
         "user_backbone": backbone, "judge_backbone": backbone,
         "method": {"name": "full", "manager": {"_target_": "baselines.full.FullHistory"}},
         "run": {"results_dir": str(tmp / "results"), "run_id": "t", "limit": None, "ids": None, "workers": 1,
@@ -41,6 +43,10 @@ def _cfg(tmp: Path, items: list[dict], **run_kw) -> OmegaConf:
         "cache": {"dir": str(tmp / "cache")},
     })
     return cfg
+
+
+def backbone_model() -> str:
+    return str(OmegaConf.load(HERE.parents[1] / "conf" / "backbone" / "local.yaml").model)
 
 
 def _run_dir(cfg) -> Path:
@@ -74,7 +80,7 @@ def test_records_ledger_slicing_and_accounting(tmp_path, _toy_path):
     assert summary["status_counts"] == {"error": 1, "ok": 2, "skipped_by_toy": 1} and summary["stopped"] is None
     manifest = records.read_manifest(rd)
     assert manifest["benchmark"] == "toy" and manifest["family"] == "toy" and manifest["method"] == "full"
-    assert manifest["models"] == {"backbone": "scripted/x:y", "user": "local/qwen", "judge": None}
+    assert manifest["models"] == {"backbone": "scripted/toy_benchmark:reply", "user": backbone_model(), "judge": None}
     assert manifest["model_labels"] == {"backbone": "Scripted", "user": "Qwen (local)", "judge": None}
     assert manifest["scripted"] is True and manifest["hide_task_tests"] is True and manifest["shard"] is None
     assert {"git_rev", "packages", "data_checksums"} <= set(manifest)

@@ -19,6 +19,11 @@ CALLS: list[str] = []
 _LOCK = threading.Lock()
 
 
+def reply(messages: Any, purpose: str) -> str:
+    """The scripted backbone hook named in the toy config (the toy benchmark never calls it)."""
+    return "ok"
+
+
 class ToyBenchmark(Benchmark):
     family = "toy"
     statuses = frozenset({"skipped_by_toy"})
