@@ -74,3 +74,24 @@ def test_run_benchmark_real_v3_offline_is_init_failed(tmp_path, shared_dir):
     summary = run_benchmark(cfg)
     assert summary["issues_selected"] == 3 and summary["init_failed_count"] == 3 and summary["evaluated"] == 0
     assert summary["correct_pct"] is None
+
+
+def test_crashed_issue_is_an_error_counted_as_incorrect(tmp_path, monkeypatch):
+    """A crash inside an issue: error.txt, status error, its task listed as failed; retried on resume."""
+    import benchmarks.cab.runner as runner
+
+    def boom(*a, **k):
+        raise RuntimeError("maintainer exploded")
+
+    monkeypatch.setattr(runner, "run_issue", boom)
+    summary = run_benchmark(_cfg(tmp_path, "run.ids=[cab_fixture_1]"))
+    sample = tmp_path / "results" / "cab" / "local" / "full" / "default" / "samples" / "cab_fixture_1"
+    result = json.loads((sample / "result.json").read_text())
+    assert result["status"] == "error" and result["errored"] and "maintainer exploded" in result["error"]
+    assert result["tasks"] == [{"req_id": "cab_fixture_1", "namespace": "example/tinykv", "outcome": "not_judged",
+                                "passed": False}]
+    assert "RuntimeError: maintainer exploded" in (sample / "error.txt").read_text()
+    assert summary["n_errored"] == 1 and summary["issues_selected"] == 1
+    monkeypatch.undo()
+    again = run_benchmark(_cfg(tmp_path, "run.ids=[cab_fixture_1]"))
+    assert again["n_errored"] == 0 and again["status_counts"] == {"ok": 1}
