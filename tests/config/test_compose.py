@@ -132,3 +132,11 @@ def test_missing_api_key_names_variable(tmp_path):
     assert proc.returncode == 2, proc.stderr[-2000:]
     lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
     assert lines[-1].startswith("error:") and "OPENAI_API_KEY" in lines[-1]
+
+
+@pytest.mark.parametrize("experiment", ("table1", "table6", "coverage"))
+def test_the_gemini_mock_user_has_room_to_think(experiment):
+    """Gemini-2.5-Flash's thinking counts toward max_tokens; a 200-token cap can leave an empty query."""
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=[f"experiment={experiment}"])
+    assert cfg.benchmark.user_max_tokens >= 4096
