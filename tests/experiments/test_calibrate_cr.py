@@ -95,6 +95,8 @@ def test_calibration_cr_matched_applies_the_written_budgets(tmp_path):
         plain = compose("config", overrides=["backbone=qwen3_235b", "method=reconmem_wo_hcc"])
         ref = compose("config", overrides=["experiment=table6", "method=reconmem"])
         cli = compose("config", overrides=["experiment=table6", "method=reconmem_wo_hcc", "method.manager.k2=7"])
+        # what scripts.calibrate_cr passes to its runs: the command line's calibration=none beats table6's
+        uncalibrated = compose("config", overrides=["experiment=table6", "method=reconmem_wo_hcc", "calibration=none"])
     from hydra.utils import instantiate
 
     assert instantiate(t6.method.manager).config["k2"] == 3 and t6.method.manager.hcc is False
@@ -103,6 +105,7 @@ def test_calibration_cr_matched_applies_the_written_budgets(tmp_path):
     assert instantiate(plain.method.manager).config["k2"] == 4
     assert "calibration" not in ref.method  # the reference keeps its budgets
     assert cli.method.manager.k2 == 7  # a command-line override still wins
+    assert "calibration" not in uncalibrated.method and uncalibrated.calibration.name == "none"
 
 
 @pytest.mark.slow
