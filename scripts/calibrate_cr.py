@@ -407,5 +407,25 @@ def main(cfg: DictConfig) -> None:
                                               "within_tolerance")}, indent=2))
 
 
+def precheck(argv: list[str]) -> str | None:
+    """Compose once up front; a bad option becomes one line naming it (as ``scripts.run`` does)."""
+    if any(a.startswith("-") for a in argv):
+        return None  # Hydra flags (--help, --cfg ...): let Hydra handle them
+    from hydra import compose, initialize_config_dir
+
+    try:
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+            compose("calibrate_cr", overrides=argv)
+    except Exception as exc:  # noqa: BLE001 - condensed to one line for the user
+        lines = [ln.strip() for ln in (str(exc) + "\n" + str(exc.__cause__ or "")).splitlines() if ln.strip()]
+        detail = next((ln for ln in lines if ln.startswith(("Key ", "Could not find"))), "")
+        return (lines[0] if lines else type(exc).__name__) + (f" ({detail})" if detail and detail != lines[0] else "")
+    return None
+
+
 if __name__ == "__main__":
+    problem = precheck(sys.argv[1:])
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        sys.exit(2)
     main()

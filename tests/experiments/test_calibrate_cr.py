@@ -129,3 +129,12 @@ def test_calibration_command_on_the_demo_moves_cr_toward_the_target(tmp_path):
         manager = yaml.safe_load((Path(ev["run_dir"]) / "config.yaml").read_text())["method"]["manager"]
         assert {k: manager[k] for k in ("k2", "k31", "k32")} == ev["budgets"]
     assert "CR before" in proc.stderr and "wrote" in proc.stderr
+
+
+def test_bad_options_are_one_line_errors():
+    for args, needle in ((["method=nope"], "method/nope"), (["calib.nope=1"], "calib.nope"),
+                         (["method=reconmem"], "calibrate an ablation")):
+        proc = subprocess.run([sys.executable, "-m", "scripts.calibrate_cr", *args], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120)
+        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], proc.stderr
