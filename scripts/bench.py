@@ -7,7 +7,8 @@ import sys
 
 COMMANDS = {
     "llm": ("scripts.bench_llm", "local backbone tokens/s and response-cache speed-up"),
-    "index": ("scripts.bench_index", "repository index throughput (files/s, entities/s)"),
+    "prefill": ("scripts.bench_prefill", "local backbone prompt tokens prefilled per call purpose, with vs without prompt reuse"),
+    "index": ("scripts.bench_index", "repository index + embedding seconds by phase (files/s, entities/s, texts/s)"),
     "recall": ("scripts.bench_recall", "ReConMem non-LLM recall/update latency vs memory size"),
     "methods": ("scripts.bench_methods", "prompt and memory tokens of every method on one scripted conversation"),
     "workers": ("scripts.bench_workers", "run.workers scaling over real HTTP (injected latency per call)"),

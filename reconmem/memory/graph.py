@@ -12,17 +12,20 @@
   reverse relation cannot drift. Unlinking the last reference of a structural entity removes it
   (dual synchronisation protocol, §2.2.3).
 
-Vectors of semantic and structural entities live in :class:`VectorStore` matrices that grow
-incrementally (amortised O(1) insert, O(1) swap-remove), so similarity search is one matrix-vector
-product regardless of how the graph was built.
+Vectors of semantic and structural entities live in :class:`reconmem.platform.vectors.VectorStore`
+matrices that grow incrementally (amortised O(1) insert, O(1) swap-remove), so similarity search is
+one matrix-vector product regardless of how the graph was built (the platform's one exact top-k).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import numpy as np
+
+from reconmem.platform.vectors import VectorStore, dot_rows  # noqa: F401 - dot_rows re-exported
+from reconmem.platform.vectors import top_k as top_k_scores  # noqa: F401 - older name, re-exported
 
 GRAPH_FORMAT = 1
 
@@ -35,121 +38,6 @@ def path_parent(path: str) -> str | None:
 
 class GraphInvariantError(AssertionError):
     """A dual-memory-graph invariant does not hold; the message names it and the offending items."""
-
-
-class VectorStore:
-    """Keyed float32 row vectors in one growing matrix; cosine top-k by a single mat-vec product.
-
-    Vectors are L2-normalised on insert, so the dot product is the cosine similarity.
-    """
-
-    def __init__(self, dim: int | None = None, capacity: int = 64) -> None:
-        self.dim = dim
-        self._capacity = capacity
-        self._matrix: np.ndarray | None = None
-        self._keys: list[str] = []
-        self._rows: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._rows
-
-    def keys(self) -> list[str]:
-        return list(self._keys)
-
-    @property
-    def matrix(self) -> np.ndarray:
-        """The live rows (a view; do not mutate)."""
-        if self._matrix is None:
-            return np.zeros((0, self.dim or 0), dtype=np.float32)
-        return self._matrix[: len(self._keys)]
-
-    def get(self, key: str) -> np.ndarray | None:
-        row = self._rows.get(key)
-        return None if row is None else self._matrix[row]  # type: ignore[index]
-
-    def upsert(self, key: str, vector: np.ndarray) -> None:
-        """Insert or replace the vector of ``key``."""
-        vec = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if self.dim is None:
-            self.dim = int(vec.shape[0])
-        if vec.shape[0] != self.dim:
-            raise ValueError(f"VectorStore: vector for {key!r} has dim {vec.shape[0]}, expected {self.dim}")
-        norm = float(np.linalg.norm(vec))
-        if norm > 0 and abs(norm - 1.0) > 1e-6:  # already-normalised vectors are stored bit-exact
-            vec = vec / norm
-        if self._matrix is None:
-            self._matrix = np.zeros((self._capacity, self.dim), dtype=np.float32)
-        row = self._rows.get(key)
-        if row is None:
-            row = len(self._keys)
-            if row >= self._matrix.shape[0]:
-                grown = np.zeros((self._matrix.shape[0] * 2, self.dim), dtype=np.float32)
-                grown[:row] = self._matrix[:row]
-                self._matrix = grown
-            self._keys.append(key)
-            self._rows[key] = row
-        self._matrix[row] = vec
-
-    def remove(self, key: str) -> bool:
-        """Remove ``key`` (the last row moves into its slot). Returns False if absent."""
-        row = self._rows.pop(key, None)
-        if row is None:
-            return False
-        last = len(self._keys) - 1
-        if row != last:
-            moved = self._keys[last]
-            self._matrix[row] = self._matrix[last]  # type: ignore[index]
-            self._keys[row] = moved
-            self._rows[moved] = row
-        self._keys.pop()
-        return True
-
-    def top_k(self, query: np.ndarray, k: int, *, among: Iterable[str] | None = None) -> list[tuple[str, float]]:
-        """The ``k`` most cosine-similar keys to ``query``, best first (ties broken by key)."""
-        n = len(self._keys)
-        if k <= 0 or n == 0:
-            return []
-        q = np.asarray(query, dtype=np.float32).reshape(-1)
-        qn = float(np.linalg.norm(q))
-        if qn > 0:
-            q = q / qn
-        if among is not None:
-            rows = np.fromiter((self._rows[a] for a in among if a in self._rows), dtype=np.int64)
-            if rows.size == 0:
-                return []
-            scores = dot_rows(self._matrix[rows], q)  # type: ignore[index]
-            keys = [self._keys[r] for r in rows]
-        else:
-            scores = dot_rows(self.matrix, q)
-            keys = self._keys
-        return [(keys[i], s) for i, s in top_k_scores(scores, k, keys)]
-
-
-def dot_rows(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """``matrix @ vector`` computed single-threaded (einsum, SIMD).
-
-    A multi-threaded BLAS mat-vec is several times *slower* on a loaded 2-core machine (threads
-    wait for each other); recall only needs one memory-bound pass over the rows.
-    """
-    return np.einsum("ij,j->i", matrix, vector)
-
-
-def top_k_scores(scores: np.ndarray, k: int, keys: list[str] | None = None) -> list[tuple[int, float]]:
-    """Row indices of the ``k`` highest scores, best first; ties by key (or index)."""
-    m = scores.shape[0]
-    if k <= 0 or m == 0:
-        return []
-    if k < m:
-        part = np.argpartition(-scores, k - 1)[:k]
-        kth = scores[part].min()
-        part = np.flatnonzero(scores >= kth)  # keep every row tied with the k-th for a stable tie-break
-    else:
-        part = np.arange(m)
-    order = sorted(part.tolist(), key=lambda i: (-float(scores[i]), keys[i] if keys is not None else i))
-    return [(i, float(scores[i])) for i in order[:k]]
 
 
 @dataclass

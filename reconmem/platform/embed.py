@@ -21,6 +21,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from reconmem.platform.vectors import cosine_top_k  # noqa: F401 - the platform's one top-k, re-exported
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -222,38 +224,3 @@ class Embedder:
     def encode_one(self, text: str) -> np.ndarray:
         """Embed one text -> ``(dim,)`` float32, L2-normalised."""
         return self.encode([text])[0]
-
-
-def cosine_top_k(query_vec: np.ndarray, matrix: np.ndarray, k: int, *, normalized: bool = False) -> list[tuple[int, float]]:
-    """Indices and cosine scores of the ``k`` rows of ``matrix`` most similar to ``query_vec``.
-
-    Sorted by score descending, ties by row index. Uses ``argpartition`` (O(n)) before sorting the k.
-    Rows with zero norm score 0. ``normalized=True`` promises unit-norm rows (Embedder output) and
-    skips the row-norm computation.
-    """
-    if k <= 0:
-        return []
-    matrix = np.asarray(matrix, dtype=np.float32)
-    if matrix.ndim != 2 or matrix.shape[0] == 0:
-        return []
-    q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
-    if q.shape[0] != matrix.shape[1]:
-        raise ValueError(f"cosine_top_k: query dim {q.shape[0]} != matrix dim {matrix.shape[1]}")
-    qn = float(np.linalg.norm(q))
-    if qn == 0.0:
-        return []
-    scores = matrix @ (q / qn)
-    if not normalized:
-        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
-        scores = np.where(norms > 0, scores / np.maximum(norms, 1e-12), 0.0)
-    n = scores.shape[0]
-    k = min(k, n)
-    if k < n:
-        idx = np.argpartition(-scores, k - 1)[:k]
-        # include every row tied with the k-th score so the index tie-break is deterministic
-        kth = scores[idx].min()
-        idx = np.flatnonzero(scores >= kth)
-    else:
-        idx = np.arange(n)
-    order = sorted(idx.tolist(), key=lambda i: (-float(scores[i]), i))[:k]
-    return [(int(i), float(scores[i])) for i in order]

@@ -7,7 +7,10 @@ result is checked against ``backbone.local.sha256``/``size`` -- a mismatch is re
 file is reused afterwards (a small ``.verified`` marker records size, mtime and hash).
 
 One xllamacpp server per (model file, n_ctx, threads) per process, loaded lazily on first use;
-generation requests are serialised by a lock. Tokenisation uses the model's own tokenizer through
+generation requests are serialised by a lock. The thread count is pinned (default 2, never chosen
+from the machine's load, because it changes greedy outputs) and is part of the response-cache key
+(:func:`cache_identity`) and the manifest (:func:`runtime_settings`). Prompt prefixes are reused
+across calls by llama.cpp's slot cache and host-memory prompt cache (see :meth:`LocalModel.load`). Tokenisation uses the model's own tokenizer through
 the server's loopback ``/tokenize`` and ``/apply-template`` endpoints, so prompt counts match the
 ``prompt_tokens`` the model reports.
 
@@ -38,7 +41,8 @@ log = logging.getLogger(__name__)
 
 PROVIDER = "local"
 DEFAULT_N_CTX = 32768  # Qwen2.5-Coder-0.5B at 32k: ~0.97 GB RSS (KV cache ~0.4 GB), measured
-DEFAULT_THREADS = 2
+DEFAULT_THREADS = 2  # pinned (see resolve_threads): outputs must not depend on the machine's load
+N_PARALLEL = 1  # one slot; llama.cpp's host-memory prompt cache restores each call's longest cached prefix
 _LOCAL_KEYS = {"gguf_name", "chunk_packages", "sha256", "size", "gguf_path", "n_ctx", "threads", "n_batch"}
 
 
@@ -65,48 +69,58 @@ def check_local_config(local: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def resolve_threads(value: Any) -> int:
-    """``backbone.local.threads``: an int, or ``auto``/null = 2 threads on an idle machine, 1 when busy.
+    """``backbone.local.threads``: a fixed thread count (default :data:`DEFAULT_THREADS` = 2).
 
-    Measured on 2 cores: 2 threads decode ~37 tok/s on an idle machine but collapse to ~0.4 tok/s
-    when other processes keep the cores busy (llama.cpp's threads wait on each other), while 1
-    thread still gives ~5-6 tok/s there. ``auto`` measures how many cores OTHER processes keep busy
-    right now (:func:`busy_cores_elsewhere`); the load average lags by minutes (right after
-    ``make setup`` it still reads ~1.5 on an idle machine) so it is only the fallback.
+    The count is pinned, never chosen from the machine's load: llama.cpp's greedy output is not
+    the same for 1 and 2 threads (measured: of 3 prompts x 300 tokens, one diverged at character
+    1,135), so a load-dependent choice would make the offline model's results depend on how busy
+    the machine was. ``auto``/null (the old load-dependent setting) now means the default, with a
+    warning. The count is recorded in the cache key (:func:`cache_identity`) and the manifest
+    (:func:`runtime_settings`).
     """
-    if value not in (None, "", "auto"):
-        try:
-            threads = int(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"backbone.local.threads must be an integer or 'auto', got {value!r}") from None
-        if threads < 1:
-            raise ValueError(f"backbone.local.threads must be >= 1, got {threads}")
-        return threads
-    free = (os.cpu_count() or 1) - busy_cores_elsewhere()
-    return max(1, min(DEFAULT_THREADS, int(free + 0.5)))  # never more threads than (nearly) free cores
-
-
-def busy_cores_elsewhere(window: float = 0.5) -> float:
-    """Cores kept busy by other processes over ``window`` seconds (Linux /proc; else the load average)."""
+    if value in (None, "", "auto"):
+        if value == "auto":
+            _warn_auto_once()
+        return DEFAULT_THREADS
+    if isinstance(value, bool):
+        raise ValueError(f"backbone.local.threads must be a positive integer, got {value!r}")
     try:
-        total0, own0 = _cpu_ticks()
-        time.sleep(window)
-        total1, own1 = _cpu_ticks()
-        return max(0.0, ((total1 - total0) - (own1 - own0)) / (os.sysconf("SC_CLK_TCK") * window))
-    except (OSError, ValueError, IndexError):
-        try:
-            return os.getloadavg()[0]
-        except OSError:
-            return 0.0
+        threads = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"backbone.local.threads must be a positive integer, got {value!r}") from None
+    if threads < 1:
+        raise ValueError(f"backbone.local.threads must be >= 1, got {threads}")
+    return threads
 
 
-def _cpu_ticks() -> tuple[int, int]:
-    """(busy ticks of all CPUs, ticks of this process) from /proc."""
-    with open("/proc/stat", encoding="ascii") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    busy = sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)  # minus idle and iowait
-    with open("/proc/self/stat", encoding="ascii") as f:
-        stat = f.read().rsplit(")", 1)[1].split()
-    return busy, int(stat[11]) + int(stat[12])  # utime + stime
+_AUTO_WARNED = False
+
+
+def _warn_auto_once() -> None:
+    global _AUTO_WARNED
+    if not _AUTO_WARNED:
+        _AUTO_WARNED = True
+        log.warning("backbone.local.threads=auto is no longer load-dependent: using %d threads "
+                    "(set backbone.local.threads=N to choose; the count changes greedy outputs)", DEFAULT_THREADS)
+
+
+def runtime_settings(local: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The llama.cpp settings that decide a local model's outputs, for the run manifest.
+
+    ``{"threads", "n_ctx", "n_batch", "n_parallel", "prompt_cache"}`` -- pure (loads nothing).
+    """
+    cfg = dict(local or {})
+    return {"threads": resolve_threads(cfg.get("threads")), "n_ctx": effective_n_ctx(cfg),
+            "n_batch": int(cfg["n_batch"]) if cfg.get("n_batch") else None, "n_parallel": N_PARALLEL,
+            "prompt_cache": "llama.cpp slot prefix + host-memory prompt cache"}
+
+
+def cache_identity(local: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Response-cache key fields of a local model's runtime: the pinned thread count.
+
+    Only local models get these fields (API backbones' keys are unchanged).
+    """
+    return {"local_threads": resolve_threads(dict(local or {}).get("threads"))}
 
 
 def effective_n_ctx(local: Mapping[str, Any] | None) -> int:
@@ -281,6 +295,8 @@ class LocalModel:
         self._load_lock = threading.Lock()
         self._request_lock = threading.Lock()
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never a proxy
+        # llama.cpp's own counts: prompt tokens sent, prefilled (evaluated) and restored from a cache
+        self.stats = {"calls": 0, "prompt_tokens": 0, "prefilled_tokens": 0, "cached_tokens": 0, "generated_tokens": 0}
 
     def load(self) -> "LocalModel":
         """Start the server (once)."""
@@ -298,7 +314,13 @@ class LocalModel:
             params = xllamacpp.CommonParams()
             params.model.path = str(self.gguf_path)
             params.n_ctx = self.n_ctx
-            params.n_parallel = 1  # one slot gets the whole context (requests are serialised anyway)
+            # One slot with the whole context; requests are serialised anyway. Prefixes are reused
+            # across calls of different purposes by llama.cpp's host-memory prompt cache
+            # (cache_ram_mib, default 8 GiB): before a new prompt, the slot's KV state is saved and
+            # the cached prompt sharing the longest prefix is restored, so only new tokens are
+            # prefilled (measured: `python -m scripts.bench llm --trace`). Separate slots per
+            # purpose (n_parallel>1, id_slot) measured worse: no prefix was reused at all.
+            params.n_parallel = N_PARALLEL
             params.cpuparams.n_threads = self.threads
             params.cpuparams_batch.n_threads = self.threads
             if self.n_batch:
@@ -315,13 +337,28 @@ class LocalModel:
                      self.load_seconds)
         return self
 
+    def close(self) -> None:
+        """Stop the server and free the model (the next call loads it again)."""
+        with self._load_lock, self._request_lock:
+            self._server, self._address = None, None
+
     def chat(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """OpenAI-style chat completion; raises on an error reply (see :func:`raise_for_error`)."""
         self.load()
         with self._request_lock:
             reply = self._server.handle_chat_completions(dict(body))
-        raise_for_error(reply)
+            raise_for_error(reply)
+            self._count(reply)
         return reply
+
+    def _count(self, reply: Mapping[str, Any]) -> None:
+        timings = reply.get("timings") or {}
+        usage = reply.get("usage") or {}
+        self.stats["calls"] += 1
+        self.stats["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
+        self.stats["prefilled_tokens"] += int(timings.get("prompt_n") or 0)
+        self.stats["cached_tokens"] += int(timings.get("cache_n") or 0)
+        self.stats["generated_tokens"] += int(timings.get("predicted_n") or 0)
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids of ``text`` with the model's own tokenizer (no BOS, special tokens parsed)."""
@@ -379,12 +416,11 @@ def get_model(local: Mapping[str, Any]) -> LocalModel:
     if model is not None:
         return model
     path = resolve_gguf(cfg)
-    key = (str(path.resolve()), effective_n_ctx(cfg), str(cfg.get("threads") or "auto"))
+    key = (str(path.resolve()), effective_n_ctx(cfg), str(resolve_threads(cfg.get("threads"))))
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is None:
-            model = LocalModel(path, n_ctx=key[1], threads=resolve_threads(cfg.get("threads")),
-                               n_batch=cfg.get("n_batch"))
+            model = LocalModel(path, n_ctx=key[1], threads=int(key[2]), n_batch=cfg.get("n_batch"))
             _MODELS[key] = model
         _RESOLVED[node_key] = model
     return model

@@ -105,30 +105,29 @@ class FakeServer(local_model.LocalModel):
 
 
 def _install_fake(monkeypatch, gguf, fake):
-    monkeypatch.setattr(local_model, "_MODELS", {(str(gguf.resolve()), 64, "auto"): fake})
+    monkeypatch.setattr(local_model, "_MODELS", {(str(gguf.resolve()), 64, "2"): fake})
     monkeypatch.setattr(local_model, "_RESOLVED", {})
 
 
-def test_threads_setting(monkeypatch):
+def test_threads_are_pinned_not_chosen_from_load(monkeypatch):
+    """The thread count never depends on the machine's load (it changes greedy outputs)."""
     assert local_model.resolve_threads(3) == 3
-    monkeypatch.setattr(local_model.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(local_model, "busy_cores_elsewhere", lambda: 0.2)
+    assert local_model.resolve_threads("1") == 1
+    assert local_model.resolve_threads(None) == local_model.DEFAULT_THREADS == 2
+    monkeypatch.setattr(local_model.os, "cpu_count", lambda: 64)  # a big machine: still the pinned default
     assert local_model.resolve_threads("auto") == 2
-    monkeypatch.setattr(local_model, "busy_cores_elsewhere", lambda: 0.7)  # one core taken: 2 threads would stall
-    assert local_model.resolve_threads(None) == 1
-    monkeypatch.setattr(local_model, "busy_cores_elsewhere", lambda: 6.0)
-    assert local_model.resolve_threads("auto") == 1
-    with pytest.raises(ValueError, match="backbone.local.threads"):
-        local_model.resolve_threads("many")
+    assert not hasattr(local_model, "busy_cores_elsewhere")
+    for bad in ("many", 0, True):
+        with pytest.raises(ValueError, match="backbone.local.threads"):
+            local_model.resolve_threads(bad)
 
 
-def test_busy_cores_excludes_this_process(monkeypatch):
-    """Busy ticks of the whole machine minus this process's own ticks, per second of the window."""
-    ticks = iter([(1000, 100), (1150, 200)])  # machine +150 ticks, of which 100 are ours
-    monkeypatch.setattr(local_model, "_cpu_ticks", lambda: next(ticks))
-    monkeypatch.setattr(local_model.os, "sysconf", lambda name: 100)
-    monkeypatch.setattr(local_model.time, "sleep", lambda s: None)
-    assert local_model.busy_cores_elsewhere(window=0.5) == pytest.approx(1.0)
+def test_threads_recorded_for_manifest_and_cache_key():
+    assert local_model.runtime_settings({"threads": 1, "n_ctx": 4096})["threads"] == 1
+    settings = local_model.runtime_settings({"gguf_path": "/m.gguf"})
+    assert settings["threads"] == 2 and settings["n_ctx"] == local_model.DEFAULT_N_CTX and settings["n_parallel"] == 1
+    assert local_model.cache_identity({"threads": "auto"}) == {"local_threads": 2}
+    assert local_model.cache_identity({"threads": 1}) != local_model.cache_identity({"threads": 2})
 
 
 def test_litellm_local_provider_plumbing(tmp_path, monkeypatch):
@@ -157,7 +156,7 @@ def local_client():
     from omegaconf import OmegaConf
 
     spec = BackboneSpec.from_config(OmegaConf.load(REPO / "conf" / "backbone" / "local.yaml"))
-    spec.local["threads"] = "auto"  # 1 thread when the shared machine is busy (2 threads collapse there)
+    spec.local["threads"] = 2  # the pinned default
     return LLMClient(spec, ledger=UsageLedger())
 
 
@@ -187,9 +186,3 @@ def test_prompt_over_window_rejected_before_the_server(tmp_path, monkeypatch):
     with pytest.raises(ContextLengthExceeded, match="context window of 64"):
         client.chat([{"role": "user", "content": "x " * 100}], purpose="judge")
     assert fake.bodies == []
-
-
-def test_busy_cores_reads_proc_on_linux():
-    """The real reading is a non-negative number of cores (bounded by the machine's cores + slack)."""
-    busy = local_model.busy_cores_elsewhere(window=0.2)
-    assert 0.0 <= busy <= (local_model.os.cpu_count() or 1) + 0.5

@@ -16,12 +16,7 @@ Python types and files also keep the first line of their docstring.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from reconmem.platform.code.entities import DIRECTORY, FILE, FUNCTION, TYPE, VARIABLE, CodeEntity
-
-if TYPE_CHECKING:
-    from reconmem.platform.code.index import RepositoryIndex
+from reconmem.platform.code.entities import DIRECTORY, FILE, FUNCTION, TYPE, VARIABLE, CodeEntity, EntitySource
 
 COMMENT_PREFIX = {"python": "#"}
 NO_BRACES = {"python"}
@@ -54,7 +49,7 @@ def _indent_unit(e: CodeEntity) -> str:
     return "\t" if e.language == "go" else "    "
 
 
-def _summary_lines(index: "RepositoryIndex", e: CodeEntity, indent: str, out: list[str], *, with_doc: bool) -> None:
+def _summary_lines(index: EntitySource, e: CodeEntity, indent: str, out: list[str], *, with_doc: bool) -> None:
     """Append the signature-level summary of ``e`` (and, for types, its members) to ``out``.
 
     Indentation follows the entity tree (one unit per level), not the source, so definitions
@@ -93,7 +88,7 @@ def _summary_lines(index: "RepositoryIndex", e: CodeEntity, indent: str, out: li
         _summary_lines(index, c, indent, out, with_doc=False)
 
 
-def summarize(index: "RepositoryIndex", path: str) -> str:
+def summarize(index: EntitySource, path: str) -> str:
     """Signature-level structured summary of a type or file (no header line)."""
     e = index.entities[path]
     out: list[str] = []
@@ -115,7 +110,7 @@ def summarize(index: "RepositoryIndex", path: str) -> str:
     return "\n".join(out)
 
 
-def _module_docstring(index: "RepositoryIndex", e: CodeEntity) -> str:
+def _module_docstring(index: EntitySource, e: CodeEntity) -> str:
     lines = index.file_text(e.path).split("\n")
     while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
         lines.pop(0)  # shebang, encoding line, licence comments
@@ -130,7 +125,7 @@ def _module_docstring(index: "RepositoryIndex", e: CodeEntity) -> str:
     return ""
 
 
-def compress_entity(index: "RepositoryIndex", path: str, *, hcc: bool = True) -> str:
+def compress_entity(index: EntitySource, path: str, *, hcc: bool = True) -> str:
     """Header line + HCC form (``hcc=True``) or full source (``hcc=False``) of ``path``."""
     e = index.get(path)
     if e is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 DIRECTORY = "directory"
 FILE = "file"
@@ -44,3 +44,26 @@ class CodeEntity:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+class EntitySource(Protocol):
+    """What compression and embedding search read from a repository index.
+
+    :class:`reconmem.platform.code.index.RepositoryIndex` implements it; ``compress`` and ``search``
+    are typed against this protocol so they never import the index module (no import cycle).
+    """
+
+    entities: dict[str, CodeEntity]
+
+    @property
+    def content_hash(self) -> str: ...
+
+    def get(self, path: str) -> CodeEntity | None: ...
+
+    def children(self, path: str | None) -> list[str]: ...
+
+    def source(self, path: str) -> str: ...
+
+    def file_text(self, relpath: str) -> str: ...
+
+    def line_prefix(self, e: CodeEntity) -> str: ...

@@ -64,7 +64,6 @@ class RepositoryIndex:
         self.errors = errors or {}  # relpath -> parse problem (file still indexed as far as possible)
         self.build_seconds = build_seconds
         self._localizer: Any = None
-        self._vector_cache: dict[tuple, tuple[list[str], Any]] = {}
         self._lock = threading.Lock()
         self._content_hash: str | None = None
 

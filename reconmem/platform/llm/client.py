@@ -226,7 +226,13 @@ class LLMClient:
         if not self.spec.local:
             return {}
         local = self.spec.local
-        return {"local_weights": {k: local.get(k) for k in ("gguf_path", "gguf_name", "sha256") if local.get(k)}}
+        identity: dict[str, Any] = {"local_weights": {k: local.get(k) for k in ("gguf_path", "gguf_name", "sha256")
+                                                      if local.get(k)}}
+        if self.spec.is_local:  # the pinned llama.cpp thread count changes greedy outputs (API keys unchanged)
+            from reconmem.platform import local_model
+
+            identity.update(local_model.cache_identity(local))
+        return identity
 
     @property
     def _exact_token_counts(self) -> bool:

@@ -1,0 +1,144 @@
+"""``python -m scripts.bench prefill``: prompt tokens the local model actually prefills per call purpose.
+
+Replays one scripted conversation trace through the real local backbone twice, each time on a
+freshly loaded model (same GGUF, threads, n_ctx) with the same greedy requests:
+
+* **no reuse** -- every request sets ``cache_prompt: false``: each call prefills its whole prompt
+  (what a backbone without prompt caching pays);
+* **prompt cache** -- the harness's setting: one llama.cpp slot plus llama.cpp's host-memory
+  prompt cache, which restores the cached prompt sharing the longest prefix before each call.
+
+Each turn of the trace makes the three calls of a ReConMem turn with the method's real prompt
+templates -- a response over the growing conversation (``turn_generation``, as Full History sends
+it), ``memory_sketching`` and ``memory_update`` -- so a growing history and repeated instructions
+are both exercised. Per purpose it prints the prompt tokens, the tokens llama.cpp evaluated
+(``timings.prompt_n``) and restored (``timings.cache_n``), the ratio, and whether every reply is
+byte-identical between the two passes (greedy outputs must not depend on the cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+TURNS = [
+    ("Where is the function that splits an iterable into chunks in boltons/iterutils.py?",
+     "It is boltons/iterutils.py/chunked; it yields lists of `size` items from `src`."),
+    ("Please make chunked accept a `fill` value for the last chunk and keep it backwards compatible.",
+     "Add `fill=_UNSET` to chunked and pad the last chunk only when `fill` is given."),
+    ("Also add a docstring example for the new fill argument and a test in tests/test_iterutils.py.",
+     "Docstring: `chunked(range(5), 2, fill=0)` gives `[[0, 1], [2, 3], [4, 0]]`; the test checks it."),
+    ("Now write windowed_iter so that it reuses chunked where possible.",
+     "windowed_iter keeps its own deque; reusing chunked would change its semantics, so I left it."),
+    ("What did we decide about chunked's fill argument?",
+     "chunked pads the last chunk with `fill` only when it is given; the default keeps old behaviour."),
+]
+SYSTEM = "You are a helpful coding assistant working with the user on the repository boltons."
+
+
+def trace(turns: int) -> list[tuple[str, list[dict[str, str]]]]:
+    """(purpose, messages) of ``turns`` ReConMem-style turns (response, sketch, update)."""
+    from reconmem.memory.prompts import render_prompt
+
+    history: list[dict[str, str]] = [{"role": "system", "content": SYSTEM}]
+    calls: list[tuple[str, list[dict[str, str]]]] = []
+    for t in range(turns):
+        user, assistant = TURNS[t % len(TURNS)]
+        history = history + [{"role": "user", "content": user}]
+        calls.append(("turn_generation", list(history)))
+        history = history + [{"role": "assistant", "content": assistant}]
+        sketch = render_prompt("memory_sketching", repository="boltons", user=user, assistant=assistant)
+        calls.append(("memory_sketching", [{"role": "user", "content": sketch}]))
+        update = render_prompt("memory_update", repository="boltons", turn_memories=f"  * {assistant}",
+                               text=assistant, paths="boltons/iterutils.py/chunked",
+                               candidates="\n".join(f"  m{i + 1}: {TURNS[i][1]} [boltons/iterutils.py/chunked]"
+                                                    for i in range(t)) or "  (no existing memories)")
+        calls.append(("memory_update", [{"role": "user", "content": update}]))
+    return calls
+
+
+def replay(local: dict[str, Any], calls: list, *, reuse: bool, max_tokens: int) -> tuple[list[str], dict, float]:
+    """Run ``calls`` on a freshly loaded model; (reply texts, per-purpose counts, seconds)."""
+    from reconmem.platform.local_model import LocalModel, effective_n_ctx, resolve_gguf, resolve_threads
+
+    model = LocalModel(resolve_gguf(local), n_ctx=effective_n_ctx(local), threads=resolve_threads(local.get("threads")),
+                       n_batch=local.get("n_batch")).load()
+    texts: list[str] = []
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    started = time.perf_counter()
+    for purpose, messages in calls:
+        body = {"messages": messages, "max_tokens": max_tokens, "temperature": 0.0}
+        if not reuse:
+            body["cache_prompt"] = False
+        reply = model.chat(body)
+        timings = reply.get("timings") or {}
+        row = counts[purpose]
+        row["calls"] += 1
+        row["prompt"] += int((reply.get("usage") or {}).get("prompt_tokens") or 0)
+        row["prefilled"] += int(timings.get("prompt_n") or 0)
+        row["restored"] += int(timings.get("cache_n") or 0)
+        texts.append(((reply.get("choices") or [{}])[0].get("message") or {}).get("content") or "")
+    seconds = time.perf_counter() - started
+    model.close()
+    gc.collect()
+    return texts, counts, seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.bench prefill", description=__doc__.splitlines()[0])
+    parser.add_argument("--backbone", default="local", help="conf/backbone/<name>.yaml or a YAML path (default: local)")
+    parser.add_argument("--turns", type=int, default=4, help="conversation turns (3 calls each, default 4)")
+    parser.add_argument("--max-tokens", type=int, default=24, help="output tokens per call (default 24)")
+    parser.add_argument("--threads", type=int, default=None, help="override backbone.local.threads")
+    parser.add_argument("--n-ctx", type=int, default=8192, help="backbone.local.n_ctx for the bench (default 8192)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the replies and counts to this file")
+    args = parser.parse_args(argv)
+    if args.turns < 1:
+        parser.error("--turns must be >= 1")
+
+    from scripts.bench_llm import load_backbone_config
+
+    cfg = load_backbone_config(args.backbone)
+    local = dict(cfg.get("local") or {})
+    if not local:
+        print(f"bench prefill: backbone {args.backbone!r} is not a local model", file=sys.stderr)
+        return 2
+    if args.threads:
+        local["threads"] = args.threads
+    local["n_ctx"] = args.n_ctx
+    calls = trace(args.turns)
+    from reconmem.platform.local_model import resolve_threads
+
+    threads = resolve_threads(local.get("threads"))
+    print(f"prefill trace: {args.turns} turns x 3 calls, {args.max_tokens} output tokens each, greedy, "
+          f"threads {threads}, n_ctx {args.n_ctx}")
+    base_texts, base, base_s = replay(local, calls, reuse=False, max_tokens=args.max_tokens)
+    new_texts, new, new_s = replay(local, calls, reuse=True, max_tokens=args.max_tokens)
+    for purpose in dict.fromkeys(p for p, _ in calls):
+        b, n = base[purpose], new[purpose]
+        print(f"  {purpose:16s} calls {n['calls']}: prompt {n['prompt']:6d} tok; prefilled without reuse "
+              f"{b['prefilled']:6d}, with prompt cache {n['prefilled']:6d} (restored {n['restored']:6d}) "
+              f"-> {n['prefilled'] / max(b['prefilled'], 1):.2f}x; per turn {b['prefilled'] / b['calls']:.0f} -> "
+              f"{n['prefilled'] / n['calls']:.0f}")
+    b_tot = sum(r["prefilled"] for r in base.values())
+    n_tot = sum(r["prefilled"] for r in new.values())
+    same = base_texts == new_texts
+    print(f"  total prefilled {b_tot} -> {n_tot} tokens ({n_tot / max(b_tot, 1):.2f}x); "
+          f"wall {base_s:.1f} s -> {new_s:.1f} s (machine load makes seconds noisy; token counts are not)")
+    print(f"  greedy replies byte-identical with and without prompt reuse: "
+          f"{'yes' if same else 'NO'} ({sum(a == b for a, b in zip(base_texts, new_texts))}/{len(calls)})")
+    if args.json:
+        args.json.write_text(json.dumps({"calls": [p for p, _ in calls], "without_reuse": base_texts,
+                                         "with_prompt_cache": new_texts, "counts": {"without": base, "with": new}},
+                                        indent=1))
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
