@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("results/deveval/oracle_report.json"))
     ap.add_argument("--all-located", action="store_true", help="also run tasks the manifest records as unusable")
     ap.add_argument("--limit", type=int, default=None, help="at most N tasks per project")
+    ap.add_argument("--namespaces", nargs="*", default=None, help="only these task namespaces")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test run")
     ap.add_argument("--memory-mb", type=int, default=5120)
     ap.add_argument("--quiet", action="store_true")
@@ -87,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         excluded_network = {ns: NEEDS_NETWORK_FIELD for e in manifest.select(args.projects) for ns in needs_network(e)}
     jobs = select_jobs(manifest, tasks_by_ns, args.projects, all_located=args.all_located, limit=args.limit,
                        exclude=excluded_network)
+    if args.namespaces:
+        unknown = set(args.namespaces) - {t.namespace for _, t, _ in jobs}
+        if unknown:
+            raise TaskDataError(f"--namespaces: {sorted(unknown)[:3]} not among the selected tasks")
+        jobs = [j for j in jobs if j[1].namespace in set(args.namespaces)]
     executor = build_executor({"name": args.executor, "timeout_s": args.timeout, "memory_mb": args.memory_mb})
     for ns in sorted(excluded_network):
         print(f"EXCLUDED under docker: {ns} (manifest field {NEEDS_NETWORK_FIELD})", flush=True)

@@ -234,6 +234,9 @@ def container_spec(env: EnvSpec, image: str, test_ids: list[str], *, memory_mb: 
         "volumes": {host_tree: {"bind": WORKDIR, "mode": "rw"}},
         "security_opt": ["no-new-privileges"],
         "cap_drop": ["ALL"],
+        # a minimal init (docker-init) is pid 1, as bubblewrap's is locally: pytest as pid 1 would
+        # differ from every other run (e.g. gunicorn's test uses LISTEN_PID=1 as "another process")
+        "init": True,
         "labels": {PROJECT_LABEL: "run"},
         "detach": True,
     }

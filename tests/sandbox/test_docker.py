@@ -68,7 +68,7 @@ def test_container_spec_limits_and_isolation():
     assert spec["environment"]["PYTHONPATH"] == "/work/tree/src"
     assert spec["environment"]["PYTHONDONTWRITEBYTECODE"] == "1"
     assert spec["working_dir"] == "/work/tree"
-    assert spec["labels"] == {"reconmem.project": "run"}
+    assert spec["labels"] == {"reconmem.project": "run"} and spec["init"] is True
 
 
 def test_python_check_refuses_minor_and_records_patch():
