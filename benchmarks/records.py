@@ -344,3 +344,15 @@ def usage_of(events: Iterable[Mapping[str, Any]]) -> tuple[Usage, float]:
 def is_scripted(models: Mapping[str, Any]) -> bool:
     """Whether any recorded model is a scripted test hook (``scripted/...``)."""
     return any(str(m or "").startswith("scripted/") for m in models.values())
+
+
+def attempt_events(ledgers: Iterable[Any], attempt: str) -> list[dict[str, Any]]:
+    """Every event (all fields) tagged with ``attempt`` across ``ledgers`` (each ledger once)."""
+    seen: set[int] = set()
+    out: list[dict[str, Any]] = []
+    for led in ledgers:
+        if led is None or id(led) in seen:
+            continue
+        seen.add(id(led))
+        out.extend(e for e in led.events if e.get("attempt") == attempt)
+    return out

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import records
+from benchmarks.records import attempt_events
 from benchmarks.harness import ConfigError, DataError
 from benchmarks.runs import RunDir, provenance, run_pool
 from benchmarks.task import Benchmark, RunEnv
@@ -109,18 +110,6 @@ def in_shard(sample_id: str, shard: tuple[int, int] | None) -> bool:
 
 def shard_label(shard: tuple[int, int] | None) -> str | None:
     return None if shard is None else f"{shard[0]}/{shard[1]}"
-
-
-def attempt_events(ledgers: Iterable[Any], attempt: str) -> list[dict[str, Any]]:
-    """Every event (all fields) tagged with ``attempt`` across ``ledgers`` (each ledger once)."""
-    seen: set[int] = set()
-    out: list[dict[str, Any]] = []
-    for led in ledgers:
-        if led is None or id(led) in seen:
-            continue
-        seen.add(id(led))
-        out.extend(e for e in led.events if e.get("attempt") == attempt)
-    return out
 
 
 def _ids(value: Any) -> list[str] | None:

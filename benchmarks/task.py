@@ -44,7 +44,7 @@ class RunEnv:
 
     def sample_events(self) -> list[dict[str, Any]]:
         """This sample attempt's ledger events (every field kept): the one slicing rule."""
-        from benchmarks.runloop import attempt_events
+        from benchmarks.records import attempt_events
 
         return attempt_events([self.ledger], self.attempt) if self.attempt else []
 

@@ -137,7 +137,7 @@ def run_issue(
     failures raise and are recorded as ``error`` by the caller.
     """
     from benchmarks.records import write_jsonl as _write_jsonl
-    from benchmarks.runloop import attempt_events
+    from benchmarks.records import attempt_events
     from reconmem.platform.llm import UsageLedger, current_tags
 
     settings = settings or CabSettings()
