@@ -103,3 +103,24 @@ def test_entity_search_and_vector_cache(langs_index, embedder, cache_dir):
     np.testing.assert_array_equal(matrix, matrix2)
     with pytest.raises(ValueError, match="unknown entity kind"):
         langs_index.search("x", embedder, k=1, kinds=("method",))
+
+
+def test_index_snapshot_cache_gives_the_same_index(boltons_root, tmp_path):
+    """A second build of the same snapshot loads the parsed entities; a changed file misses the cache."""
+    import shutil
+
+    from reconmem.platform.code import RepositoryIndex
+
+    cold = RepositoryIndex.build(boltons_root, cache_dir=False)
+    first = RepositoryIndex.build(boltons_root, cache_dir=tmp_path / "index")
+    second = RepositoryIndex.build(boltons_root, cache_dir=tmp_path / "index")
+    assert not cold.from_cache and not first.from_cache and second.from_cache
+    assert list(second.entities) == list(cold.entities) and second.entities == cold.entities
+    assert second.errors == cold.errors and second.skipped == cold.skipped and second.content_hash == cold.content_hash
+    path = "boltons/iterutils.py/chunked"
+    assert second.compress(path) == cold.compress(path) and second.children("boltons") == cold.children("boltons")
+    copy = tmp_path / "copy"
+    shutil.copytree(boltons_root, copy)
+    (copy / "boltons" / "iterutils.py").write_text("def chunked_changed():\n    pass\n")
+    changed = RepositoryIndex.build(copy, cache_dir=tmp_path / "index")
+    assert not changed.from_cache and "boltons/iterutils.py/chunked_changed" in changed.entities

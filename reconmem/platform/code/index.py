@@ -10,6 +10,7 @@ indexed file are entities.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -47,6 +48,75 @@ def _looks_generated(data: bytes) -> bool:
     return len(data) / lines > MINIFIED_LINE_CHARS
 
 
+def _extractor_fingerprint() -> str:
+    """sha256 of the modules whose code decides the extracted entities (cache key part)."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        h = hashlib.sha256(f"reconmem-index-v{INDEX_VERSION}\0".encode())
+        here = Path(__file__).resolve().parent
+        for name in ("index.py", "extract.py", "entities.py", "languages.py"):
+            h.update(name.encode() + b"\0" + (here / name).read_bytes())
+        try:
+            from importlib.metadata import version
+
+            h.update(f"tree-sitter-language-pack=={version('tree-sitter-language-pack')}".encode())
+        except Exception:  # noqa: BLE001 - unknown version: the source hash still guards the key
+            pass
+        _FINGERPRINT = h.hexdigest()
+    return _FINGERPRINT
+
+
+_FINGERPRINT: str | None = None
+
+
+def _snapshot_cache_file(cache_dir: str | Path | None | bool, files: list[tuple[str, str, bytes]], wanted: Any,
+                         max_file_bytes: int) -> Path | None:
+    if cache_dir is False:
+        return None
+    if cache_dir is None or cache_dir is True:
+        from reconmem.platform.downloads import cache_root
+
+        cache_dir = cache_root() / "index"
+    h = hashlib.sha256(f"{_extractor_fingerprint()}\0{sorted(wanted)}\0{max_file_bytes}\0".encode())
+    for rel, lang, data in files:
+        h.update(f"{rel}\0{lang}\0".encode() + hashlib.sha256(data).digest())
+    return Path(cache_dir).expanduser() / f"{h.hexdigest()[:40]}.json"
+
+
+def _load_snapshot(path: Path) -> tuple[dict[str, CodeEntity], dict[str, str]] | None:
+    """Entities and errors of a cached snapshot (None when absent or unreadable)."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        fields = data["fields"]
+        entities = {row[0]: CodeEntity(**dict(zip(fields, row))) for row in data["entities"]}
+        return entities, dict(data["errors"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _save_snapshot(path: Path, entities: dict[str, CodeEntity], errors: dict[str, str]) -> None:
+    """Write the parsed snapshot atomically (a failure only costs the next build a re-parse)."""
+    import dataclasses
+    import json
+    import tempfile
+
+    fields = [f.name for f in dataclasses.fields(CodeEntity)]
+    payload = {"fields": fields, "errors": errors,
+               "entities": [[getattr(e, f) for f in fields] for e in entities.values()]}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".json.tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, ensure_ascii=False, separators=(",", ":"))
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("repository index: snapshot cache not written (%s): %s", path, exc)
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(tmp)
+
+
 class RepositoryIndex:
     """Entities of one repository, with localization, compression and embedding search."""
 
@@ -66,11 +136,20 @@ class RepositoryIndex:
         self._localizer: Any = None
         self._lock = threading.Lock()
         self._content_hash: str | None = None
+        self.from_cache = False  # True when build() loaded the parsed entities from the snapshot cache
+        self.build_timings: dict[str, float] = {}  # seconds by build phase
 
     # ------------------------------------------------------------------ build
     @classmethod
-    def build(cls, root: str | Path, *, languages: Iterable[str] | str | None = None, max_file_bytes: int = 1_000_000) -> "RepositoryIndex":
-        """Parse every supported source file under ``root`` and index its entities."""
+    def build(cls, root: str | Path, *, languages: Iterable[str] | str | None = None, max_file_bytes: int = 1_000_000,
+              cache_dir: str | Path | None | bool = None) -> "RepositoryIndex":
+        """Parse every supported source file under ``root`` and index its entities.
+
+        Parsed entities are cached per repository snapshot in ``cache_dir`` (default
+        ``$RECONMEM_CACHE/index``; ``False`` disables it): the key is the sha256 of every candidate
+        file's path and bytes, the options and the extractor's own source, so a second build of the
+        same snapshot (another sample, another process) only walks, reads and hashes the files.
+        """
         started = time.perf_counter()
         root_path = Path(root).expanduser()
         if not root_path.is_dir():
@@ -78,7 +157,40 @@ class RepositoryIndex:
         root_path = root_path.resolve()
         wanted = normalise_languages(languages)
         skipped: dict[str, str] = {}
-        errors: dict[str, str] = {}
+        files = cls._read_files(root_path, wanted, max_file_bytes, skipped)
+        read_s = time.perf_counter() - started
+        parse_started = time.perf_counter()
+        cache_file = _snapshot_cache_file(cache_dir, files, wanted, max_file_bytes)
+        cached = _load_snapshot(cache_file) if cache_file is not None else None
+        if cached is not None:
+            entities, errors = cached
+        else:
+            entities, errors = {}, {}
+            for rel, lang, data in files:
+                cls._add_directories(rel, entities)
+                parent = rel.rsplit("/", 1)[0] if "/" in rel else None
+                n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+                entities[rel] = CodeEntity(
+                    path=rel, kind=FILE, name=rel.rsplit("/", 1)[-1], parent=parent, language=lang, file=rel,
+                    start_line=1, end_line=max(1, n_lines), signature=rel, start_byte=0, end_byte=len(data),
+                    subkind="file",
+                )
+                for e in cls._parse_file(rel, data, lang, errors):
+                    entities[e.path] = e
+        parse_s = time.perf_counter() - parse_started
+        if cached is None and cache_file is not None:
+            _save_snapshot(cache_file, entities, errors)
+        file_bytes = {rel: data for rel, _, data in files}
+        index = cls(root_path, entities, file_bytes, skipped=skipped, errors=errors,
+                    build_seconds=time.perf_counter() - started)
+        index.from_cache = cached is not None
+        index.build_timings = {"walk_read_hash": read_s, "parse_extract" if cached is None else "load_snapshot": parse_s,
+                               "total": index.build_seconds}
+        return index
+
+    @staticmethod
+    def _read_files(root_path: Path, wanted: Any, max_file_bytes: int, skipped: dict[str, str]) -> list[tuple[str, str, bytes]]:
+        """(relpath, language, bytes) of every indexable file, sorted; records skipped files in ``skipped``."""
         files: list[tuple[str, str]] = []  # (relpath, language)
         for dirpath, dirnames, filenames in os.walk(root_path, followlinks=False):
             current = Path(dirpath)
@@ -97,9 +209,7 @@ class RepositoryIndex:
                     continue
                 files.append((rel, lang))
         files.sort()
-
-        entities: dict[str, CodeEntity] = {}
-        file_bytes: dict[str, bytes] = {}
+        out: list[tuple[str, str, bytes]] = []
         for rel, lang in files:
             full = root_path / rel
             try:
@@ -114,17 +224,8 @@ class RepositoryIndex:
             if _looks_generated(data):
                 skipped[rel] = "binary or minified"
                 continue
-            cls._add_directories(rel, entities)
-            parent = rel.rsplit("/", 1)[0] if "/" in rel else None
-            n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-            entities[rel] = CodeEntity(
-                path=rel, kind=FILE, name=rel.rsplit("/", 1)[-1], parent=parent, language=lang, file=rel,
-                start_line=1, end_line=max(1, n_lines), signature=rel, start_byte=0, end_byte=len(data), subkind="file",
-            )
-            file_bytes[rel] = data
-            for e in cls._parse_file(rel, data, lang, errors):
-                entities[e.path] = e
-        return cls(root_path, entities, file_bytes, skipped=skipped, errors=errors, build_seconds=time.perf_counter() - started)
+            out.append((rel, lang, data))
+        return out
 
     @staticmethod
     def _add_directories(rel: str, entities: dict[str, CodeEntity]) -> None:

@@ -1,0 +1,50 @@
+"""The platform's one exact top-k (reconmem.platform.vectors): scores, deterministic ties, the keyed store."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reconmem.platform import embed, vectors
+from reconmem.platform.code import search
+from reconmem.memory import graph, stores
+
+
+def test_every_caller_uses_the_one_implementation():
+    assert embed.cosine_top_k is vectors.cosine_top_k
+    assert graph.VectorStore is vectors.VectorStore and graph.top_k_scores is vectors.top_k
+    assert stores.RepositoryVectors is search.RepositoryVectors
+
+
+def test_top_k_ties_by_index_or_key_whatever_argpartition_returns():
+    scores = np.array([0.5, 0.9, 0.5, 0.9, 0.1, 0.5], dtype=np.float32)
+    assert [i for i, _ in vectors.top_k(scores, 3)] == [1, 3, 0]
+    assert [i for i, _ in vectors.top_k(scores, 4)] == [1, 3, 0, 2]
+    keys = ["m5", "m2", "m10", "m1", "m3", "m0"]
+    assert [i for i, _ in vectors.top_k(scores, 3, keys)] == [3, 1, 5]  # "m1" < "m2"; then "m0" < "m10" < "m5"
+    assert vectors.top_k(scores, 0) == [] and vectors.top_k(scores[:0], 3) == []
+    assert [i for i, _ in vectors.top_k(scores, 10)] == [1, 3, 0, 2, 5, 4]
+
+
+def test_top_k_matches_a_full_stable_sort():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        scores = rng.integers(0, 20, 500).astype(np.float32) / 7  # many ties
+        k = int(rng.integers(1, 40))
+        expected = sorted(range(500), key=lambda i: (-float(scores[i]), i))[:k]
+        assert [i for i, _ in vectors.top_k(scores, k)] == expected
+
+
+def test_vector_store_growth_reserve_and_swap_remove():
+    rng = np.random.default_rng(1)
+    store = vectors.VectorStore(capacity=1)
+    rows = rng.standard_normal((300, 8)).astype(np.float32)
+    for i, row in enumerate(rows):
+        store.upsert(f"k{i}", row)
+    store.reserve(1000)
+    assert len(store) == 300 and store.matrix.shape == (300, 8) and store.matrix.flags["C_CONTIGUOUS"]
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    q = rng.standard_normal(8).astype(np.float32)
+    expected = sorted(range(300), key=lambda i: -float(unit[i] @ (q / np.linalg.norm(q))))[:5]
+    assert [k for k, _ in store.top_k(q, 5)] == [f"k{i}" for i in expected]
+    assert store.remove("k0") and not store.remove("k0") and "k299" in store and len(store) == 299
+    assert [k for k, _ in store.top_k(q, 5)] == [f"k{i}" for i in expected if i != 0][:5]
