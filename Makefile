@@ -32,9 +32,10 @@ test-full: setup ## Run every test, including slow ones (real local model, full 
 demo: setup ## Run ReConMem and Full on the shipped demo samples with the offline local model
 	$(PY) -m scripts.demo
 
-bench: setup ## Print the benchmark ratios (index, llm, recall, methods)
-	$(PY) -m scripts.bench index --repo $$($(PY) -c "from reconmem.platform.downloads import fetch_pypi_source as f; print(f('boltons','23.1.1')/'boltons-23.1.1')")
+bench: setup ## Print the benchmark ratios (index, llm, prefill, recall, methods)
+	$(PY) -m scripts.bench index --embed --repo $$($(PY) -c "from reconmem.platform.downloads import fetch_pypi_source as f; print(f('Faker','20.1.0')/'Faker-20.1.0')")
 	$(PY) -m scripts.bench llm
+	$(PY) -m scripts.bench prefill
 	$(PY) -m scripts.bench recall
 	$(PY) -m scripts.bench methods
 
