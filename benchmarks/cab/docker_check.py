@@ -83,6 +83,20 @@ def _build_context(root: Path, dockerfile: str, files: dict[str, str], fh: Any) 
             tf.addfile(info, io.BytesIO(data))
 
 
+_LAYER_RE = re.compile(r"---> ([0-9a-f]{12})\b")
+
+
+def _remove_untagged_layers(client: Any, logs: list[str]) -> None:
+    """Remove the step images a (failed) build left behind; never a tagged image (e.g. the base)."""
+    for short in reversed(_LAYER_RE.findall("".join(logs))):
+        try:
+            image = client.images.get(short)
+            if not image.tags:
+                client.images.remove(image.id, force=False)
+        except Exception:  # noqa: BLE001 - gone already, or a parent of another image
+            pass
+
+
 def docker_validate(client: Any, issue: CabIssue, root: Path, answer: str, *, timeout_s: float = 1800) -> dict[str, Any]:
     """Build the issue's (possibly modified) Dockerfile on the snapshot; ``{"success", "logs", ...}``."""
     new_dockerfile, files = answer_edits(answer)
@@ -109,6 +123,7 @@ def docker_validate(client: Any, issue: CabIssue, root: Path, answer: str, *, ti
                 client.images.remove(tag, force=True)
             except Exception:  # noqa: BLE001 - the image may not exist
                 pass
+            _remove_untagged_layers(client, logs)
     text = "".join(logs)
     return {"success": success, "logs": text[-8000:], "error": error, "dockerfile_modified": new_dockerfile is not None,
             "created_files": sorted(files), "seconds": round(time.perf_counter() - started, 3)}

@@ -92,6 +92,7 @@ def test_docker_validate_against_the_engine_from_the_local_base(fixture_issue):
     issue = replace(fixture_issue, dockerfile=dockerfile)
     answer = "CREATE_FILE[config/app.env]:\nTINYKV_TIMEOUT=30\nEND_FILE\n"
     before = {t for i in client.images.list() for t in i.tags}
+    dangling_before = {i.id for i in client.images.list(filters={"dangling": True})}
     ok = docker_validate(client, issue, FIXTURE_REPO, answer, timeout_s=600)
     assert ok["success"], ok["logs"][-2000:] + str(ok["error"])
     assert ok["created_files"] == ["config/app.env"] and not ok["dockerfile_modified"]
@@ -103,3 +104,6 @@ def test_docker_validate_against_the_engine_from_the_local_base(fixture_issue):
     assert not broken["success"] and broken["dockerfile_modified"]
     after = {t for i in client.images.list() for t in i.tags}
     assert not {t for t in after - before if t.startswith("reconmem-cab-")}, "validation images are removed"
+    dangling_after = {i.id for i in client.images.list(filters={"dangling": True})}
+    assert not dangling_after - dangling_before, "a failed build's step images are removed too"
+    client.images.get(base.tag)                      # and the base image it was built from stays
