@@ -41,11 +41,7 @@ def cab_records(runs: Any, benchmark: str | None = None) -> list[dict[str, Any]]
     from benchmarks.cab.metrics import issue_costs, issue_tokens
 
     out = []
-    excluded: dict[str, dict[str, str]] = {}
-    for s in runs.merged_samples(benchmark, family=CAB):
-        if s.run.benchmark not in excluded:
-            excluded[s.run.benchmark] = runs.excluded(s.run.benchmark)
-        ex = excluded[s.run.benchmark]
+    for s, ex in runs.samples_with_exclusions(benchmark, family=CAB):
         r = dict(s.result)
         r.setdefault("sample_id", s.sample_id)
         if "turns" not in r and "n_turns" in r:

@@ -416,14 +416,21 @@ class RunSet:
         return {sid: "; ".join(f"{reason} in {', '.join(sorted(where))}" for reason, where in sorted(by.items()))
                 for sid, by in sorted(seen.items())}
 
-    def scored_samples(self, benchmark: str | None = None, *, family: str | None = None) -> list[SampleRecord]:
-        """Samples that enter the scores: ok or errored, and not excluded for the benchmark."""
-        out = []
+    def samples_with_exclusions(self, benchmark: str | None = None, *, family: str | None = None,
+                                ) -> list[tuple[SampleRecord, dict[str, str]]]:
+        """Each merged sample with its benchmark's exclusions (sample id -> why), computed once per benchmark."""
         excluded: dict[str, dict[str, str]] = {}
+        out = []
         for s in self.merged_samples(benchmark, family=family):
             if s.run.benchmark not in excluded:
                 excluded[s.run.benchmark] = self.excluded(s.run.benchmark)
-            ex = excluded[s.run.benchmark]
+            out.append((s, excluded[s.run.benchmark]))
+        return out
+
+    def scored_samples(self, benchmark: str | None = None, *, family: str | None = None) -> list[SampleRecord]:
+        """Samples that enter the scores: ok or errored, and not excluded for the benchmark."""
+        out = []
+        for s, ex in self.samples_with_exclusions(benchmark, family=family):
             if s.sample_id in ex or not (s.ok or s.errored):
                 continue
             out.append(s)
@@ -472,11 +479,7 @@ class RunSet:
         import pandas as pd
 
         rows = []
-        excluded: dict[str, dict[str, str]] = {}
-        for s in self.merged_samples(benchmark, family=family):
-            if s.run.benchmark not in excluded:
-                excluded[s.run.benchmark] = self.excluded(s.run.benchmark)
-            ex = excluded[s.run.benchmark]
+        for s, ex in self.samples_with_exclusions(benchmark, family=family):
             r = s.result
             row: dict[str, Any] = {
                 "benchmark": s.run.benchmark, "backbone": s.run.backbone, "method": s.run.method,
