@@ -26,6 +26,7 @@ class MockUser:
         self.llm = llm
         self.max_tokens = max_tokens
         self.calls = 0
+        self.empty_fallbacks = 0  # empty replies on conveying steps answered with the step's facts
 
     def facts_for(self, sample: Sample, step: OutlineStep) -> list[str]:
         """Texts of the items the step refers to (to be stated verbatim for conveying steps)."""
@@ -59,4 +60,15 @@ class MockUser:
         resp = self.llm.chat(self.messages_for(sample, step, previous), purpose="mock_user", max_tokens=self.max_tokens)
         self.calls += 1
         text = resp.text.strip().strip('"').strip()
-        return text or step.brief
+        if text:
+            return text
+        # An empty mock-user reply must not hand the outline's brief (an author label) to the method.
+        # A conveying step falls back to its facts, which the mock user was told to state verbatim;
+        # any other step errors the sample (counted as failed tasks, retried on resume).
+        facts = self.facts_for(sample, step)
+        if facts and step.kind in CONVEYING_KINDS:
+            self.empty_fallbacks += 1
+            return "\n".join(facts)
+        raise RuntimeError(f"sample {sample.id!r} turn {step.turn}: the mock user returned an empty query "
+                           f"(finish_reason={resp.finish_reason!r}); raise benchmark.user_max_tokens "
+                           f"(now {self.max_tokens}) if the user model spends its budget on thinking")

@@ -116,6 +116,22 @@ def test_mock_user_scripted_and_generated(tiny_repo):
         MockUser(None).query_for(sample, sample.outline[3], None)
 
 
+def test_empty_mock_user_reply_never_hands_the_brief_to_the_method(tiny_repo):
+    """Scripted empty replies: a conveying step falls back to its facts, any other step errors."""
+    obj = tiny_sample(tiny_repo)
+    for step in obj["outline"]:
+        step.pop("text", None)
+    sample = parse_sample(obj)
+    user = MockUser(ScriptedLLM(lambda m, p: '""'), max_tokens=50)
+    conveying = next(s for s in sample.outline if s.item_ids and s.kind in ("info", "distractor", "revision"))
+    q = user.query_for(sample, conveying, "x")
+    assert q and conveying.brief not in q and q == "\n".join(user.facts_for(sample, conveying))
+    assert user.empty_fallbacks == 1
+    other = next(s for s in sample.outline if not s.item_ids)
+    with pytest.raises(RuntimeError, match="empty query"):
+        user.query_for(sample, other, "x")
+
+
 def test_task_query_states_signature_and_file(tiny_repo):
     obj = tiny_sample(tiny_repo)
     obj["requirements"][0]["completion_path"] = "Tiny/tinyrepo/tinypkg/ops.py"  # DevEval-style path
