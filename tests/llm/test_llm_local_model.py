@@ -186,3 +186,16 @@ def test_prompt_over_window_rejected_before_the_server(tmp_path, monkeypatch):
     with pytest.raises(ContextLengthExceeded, match="context window of 64"):
         client.chat([{"role": "user", "content": "x " * 100}], purpose="judge")
     assert fake.bodies == []
+
+
+@pytest.mark.slow
+def test_prompt_reuse_keeps_greedy_replies_byte_identical(capsys):
+    """`bench prefill` on the real model: prompt reuse prefills fewer tokens and changes no reply."""
+    from scripts import bench_prefill
+
+    assert bench_prefill.main(["--turns", "2", "--max-tokens", "8", "--threads", "1", "--n-ctx", "4096"]) == 0
+    out = capsys.readouterr().out
+    assert "byte-identical with and without prompt reuse: yes (6/6)" in out
+    total = next(line for line in out.splitlines() if "total prefilled" in line)
+    before, after = (int(x) for x in total.split("total prefilled ")[1].split(" tokens")[0].split(" -> "))
+    assert after < before
