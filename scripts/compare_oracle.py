@@ -71,12 +71,16 @@ def compare(local: dict, docker: dict, manifest) -> dict:
         explained = NEEDS_NETWORK_FIELD if ns in flagged else None
         disagreements.append({"namespace": ns, "local": _verdict(lres[ns]), "docker": _verdict(dres[ns]),
                               "network_error": network_failure(dres[ns]), "explained_by": explained})
-    overhead = [r[k]["overhead_s"] for r in docker["results"] for k in ("ref", "blank")
-                if r.get(k) and r[k].get("overhead_s") is not None]
+    def overheads(report):
+        return [r[k]["overhead_s"] for r in report["results"] for k in ("ref", "blank")
+                if r.get(k) and r[k].get("overhead_s") is not None and r["namespace"] in common_set]
+
+    common_set = set(common)
     return {"common": len(common), "agree": len(common) - len(disagreements), "disagreements": disagreements,
             "excluded_under_docker": excluded, "local_only": sorted(set(lres) - set(dres) - set(excluded)),
             "docker_only": sorted(set(dres) - set(lres)),
-            "container_overhead_s": _stats(overhead),
+            "container_overhead_s": _stats(overheads(docker)),
+            "local_sandbox_overhead_s": _stats(overheads(local)),
             "tasks_per_minute": {"local": local.get("tasks_per_minute"), "docker": docker.get("tasks_per_minute")}}
 
 
@@ -127,6 +131,10 @@ def print_comparison(res: dict) -> None:
     if res["container_overhead_s"]:
         o = res["container_overhead_s"]
         print(f"container overhead per run: median {o['median']} s, mean {o['mean']} s, p90 {o['p90']} s "
+              f"(n={o['n']} runs)")
+    if res.get("local_sandbox_overhead_s"):
+        o = res["local_sandbox_overhead_s"]
+        print(f"local sandbox overhead per run: median {o['median']} s, mean {o['mean']} s, p90 {o['p90']} s "
               f"(n={o['n']} runs)")
     unexplained = sum(1 for d in res["disagreements"] if not d["explained_by"])
     print(f"agreement: {res['agree']}/{res['common']} tasks, {len(res['disagreements'])} disagreement(s) "

@@ -177,12 +177,17 @@ class LocalExecutor(Executor):
                 env["RECONMEM_SANDBOX_NPROC"] = str(self.pids_limit)
             cmd = self.confinement.wrap(cmd, work=work, tree=tree, uid=uid,
                                         ro_binds=python_prefixes(python) + self.extra_ro_binds)
-            return self._run_process(cmd, tree, env, work / "pytest.log", token,
-                                     job.timeout_s or self.timeout_s, t0)
+            result, waited = self._run_process(cmd, tree, env, work / "pytest.log", token,
+                                               job.timeout_s or self.timeout_s, t0)
         finally:
             kill_tagged_processes(token)
             if not self.keep_work:
                 shutil.rmtree(work, ignore_errors=True)
+        # sandbox overhead: everything but the wait for the test process (venv lookup, tree copy,
+        # chown, clean-up), the same definition as the docker executor's container overhead
+        result.seconds = time.monotonic() - t0
+        result.overhead_s = round(result.seconds - waited, 3)
+        return result
 
     def _run_uid(self, token: str, python: Path) -> int | None:
         """The unprivileged uid of a run, or None (not root / no confinement / venv unreachable)."""
@@ -227,6 +232,7 @@ class LocalExecutor(Executor):
         import subprocess
 
         timed_out = False
+        t_start = time.monotonic()
         with open(log_path, "wb") as logf:
             proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=logf,
                                     stderr=subprocess.STDOUT, start_new_session=True)
@@ -240,8 +246,9 @@ class LocalExecutor(Executor):
                 except (ProcessLookupError, PermissionError):
                     pass
                 proc.wait()
+        waited = time.monotonic() - t_start
         seconds = time.monotonic() - t0
         log = clip_log(log_path.read_text(errors="replace"))
         outcome, detail = classify_pytest(None if timed_out else proc.returncode, log, timed_out=timed_out)
         return ExecutionOutcome(outcome, log, seconds, returncode=None if timed_out else proc.returncode,
-                                detail=detail)
+                                detail=detail), waited
