@@ -19,7 +19,6 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
-import logging
 import os
 import shutil
 import subprocess
@@ -34,8 +33,6 @@ from .base import ERROR, EnvSpec, ExecutionJob, ExecutionOutcome, Executor, clas
 from .base_image import PROJECT_LABEL, BaseImage, BaseImageError, PythonMismatch, resolve_base_image
 from .local import apply_edits, clip_log, copy_tree
 from .shims import shim_files
-
-log = logging.getLogger(__name__)
 
 IMAGE_REPO = "reconmem-deveval-env"
 WORKDIR = "/work"
