@@ -227,7 +227,8 @@ def _make_handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 text = server.reply(body)
                 prompt = "".join(str(m.get("content") or "") for m in body.get("messages") or [])
                 if fault == "truncated_json":
-                    text = text[: max(1, min(len(text) // 2, 12))]  # '{"memories":' -- beyond repair
+                    colon = text.find(":")  # '{"memories":' -- the first key without its value: beyond repair
+                    text = text[: colon + 1] if colon > 0 else text[: len(text) // 2]
                 data = completion_body(server.model, text, finish_reason="length" if fault == "truncated_json" else "stop",
                                        prompt_tokens=approx_tokens(prompt), completion_tokens=approx_tokens(text))
                 if fault == "truncated_body":

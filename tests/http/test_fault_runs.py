@@ -45,9 +45,9 @@ def _tiny_repo(tmp: Path) -> Path:
     return root
 
 
-def _sample(repo: Path, sid: str) -> dict:
+def _sample(repo: Path, sid: str, turns: int = 4) -> dict:
     """A tiny LoCoEval sample whose turns name the sample (distinct prompts: no cache hits across samples)."""
-    sample = tiny_sample(repo, sid, n_turns=4)
+    sample = tiny_sample(repo, sid, n_turns=turns)
     for step in sample["outline"]:
         step["text"] = f"[{sid}] {step['text']}"
     return sample
@@ -103,7 +103,7 @@ def test_locoeval_under_a_fault_mix_loses_nothing_and_never_pays_twice(tmp_path,
     assert sum(e["retries"] for e in retried) == transient         # every retry recorded in the ledger
     json_faults = [e for e in server.log if e["fault"] == "truncated_json" and e["json_mode"]]
     summary = json.loads((run / "summary.json").read_text())
-    assert 1 <= summary["json_failures"] <= len(json_faults)      # malformed JSON counted, run survived
+    assert json_faults and summary["json_failures"] >= len(json_faults)  # malformed JSON counted, run survived
     assert all(e["cost_usd"] > 0 for e in ledger if not e["cached"])  # priced as gpt-5-mini
     # the same command again: every sample is final, nothing is sent
     before = stats["requests"]
@@ -113,15 +113,15 @@ def test_locoeval_under_a_fault_mix_loses_nothing_and_never_pays_twice(tmp_path,
 
 
 def test_context_length_errors_in_provider_wordings_are_not_retried_and_the_method_survives(tmp_path, server):
-    samples = write_samples(tmp_path / "samples.jsonl", [_sample(_tiny_repo(tmp_path), "s0")])
+    samples = write_samples(tmp_path / "samples.jsonl", [_sample(_tiny_repo(tmp_path), "s0", turns=7)])
     wordings = iter(["context_openai", "context_anthropic", "context_gemini", "context_deepseek", "context_vllm"])
-    hit: list[str] = []
+    hit: list[int] = []
 
     def fault(n, body):
         if (body.get("response_format") or {}).get("type") == "json_object":  # ReConMem's memory calls
             kind = next(wordings, None)
             if kind:
-                hit.append(json.dumps(body, sort_keys=True))
+                hit.append(n)
             return kind
         return None
 
@@ -132,12 +132,10 @@ def test_context_length_errors_in_provider_wordings_are_not_retried_and_the_meth
     run = tmp_path / "results" / "locoeval" / "openai_compatible" / "reconmem" / "t"
     assert _results(run)["s0"]["status"] == "ok"
     assert len(hit) == 5
-    sent = [json.dumps(json.loads(json.dumps(e)), sort_keys=True) for e in server.log]
-    for body in hit:  # each refused request was sent exactly once: never retried
-        assert sum(1 for e in server.log if e["fault"].startswith("context_") and e["key"]) == 5
-    assert not [e for e in server.log if e["fault"].startswith("context_") and
-                sum(1 for o in server.log if o["key"] == e["key"]) > 1]
-    assert sent
+    refused = [e for e in server.log if e["fault"].startswith("context_")]
+    assert len(refused) == 5
+    for e in refused:  # each refused request was sent exactly once: never retried
+        assert sum(1 for o in server.log if o["key"] == e["key"]) == 1
 
 
 def test_sigkill_in_a_retry_storm_then_resume_pays_nothing_twice(tmp_path, server):
@@ -178,17 +176,25 @@ def test_sigkill_in_a_retry_storm_then_resume_pays_nothing_twice(tmp_path, serve
     print("server counts:", json.dumps({"first_run": first, "after_resume": second}))
 
 
+def _cab_fixture_conf(tmp: Path) -> Path:
+    conf = tmp / "conf"
+    (conf / "benchmark").mkdir(parents=True)
+    (conf / "benchmark" / "cab_fixture.yaml").write_text(
+        "defaults:\n  - cab\n  - _self_\nname: cab\n"
+        f"local_repos: {{example/tinykv: {ROOT / 'tests' / 'fixtures' / 'cab_repo'}}}\n")
+    return conf
+
+
 def test_cab_all_three_roles_over_http_with_faults(tmp_path, server):
     fixtures = ROOT / "tests" / "cab"
     server.fault_fn = lambda n, body: ["503", "429", "reset"][n % 3] if n % 4 == 2 else None
-    cmd = [sys.executable, "-m", "scripts.run", "benchmark=cab", "method=full",
+    cmd = [sys.executable, "-m", "scripts.run", "method=full",
            "backbone=openai_compatible", f"backbone.api_base={server.url}",
            "backbone@user_backbone=openai_compatible", f"user_backbone.api_base={server.url}",
            "backbone@judge_backbone=openai_compatible", f"judge_backbone.api_base={server.url}",
-           f"benchmark.data={fixtures / 'fixture_issues.jsonl'}", "benchmark.repo_url_template=file:///nonexistent/{owner}/{name}",
-           f"benchmark.local_repos={{example/tinykv: {ROOT / 'tests' / 'fixtures' / 'cab_repo'}}}",
-           "benchmark.progress=false", f"run.results_dir={tmp_path / 'results'}", f"cache.dir={tmp_path / 'cache'}",
-           "run.run_id=t", "llm.timeout=5"]
+           f"benchmark.data={fixtures / 'fixture_issues.jsonl'}", "benchmark.repo_url_template='file:///nonexistent/{owner}/{name}'",
+           f"hydra.searchpath=[file://{_cab_fixture_conf(tmp_path)}]", "benchmark=cab_fixture",
+           f"run.results_dir={tmp_path / 'results'}", f"cache.dir={tmp_path / 'cache'}", "run.run_id=t", "llm.timeout=5"]
     proc = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = tmp_path / "results" / "cab" / "openai_compatible" / "full" / "t"
