@@ -64,7 +64,7 @@ def build_llm(backbone_cfg: Any, cfg: Any, ledger: Any = None, *, option: str = 
         spec,
         ledger=ledger,
         cache_path=cache_path,
-        max_concurrency=int(cfg.llm.max_concurrency),
+        max_concurrency=int(cfg.llm.get("max_concurrency") or max(1, int(cfg.run.get("workers", 1) or 1))),
         max_retries=int(cfg.llm.max_retries),
         timeout=float(cfg.llm.timeout),
         cache_mode=str(cfg.cache.get("mode", "sqlite")),
