@@ -75,10 +75,17 @@ def main(argv: list[str] | None = None) -> int:
         write_s = time.perf_counter() - started
         stats = dict(embedder.stats)
         total = text_s + embed_s + write_s
+        model = load_model()
+        cap = int(getattr(model, "max_seq_length", 256) or 256)
+        pieces = sum(min(cap, len(ids)) for ids in model.tokenizer(texts, add_special_tokens=True)["input_ids"])
+        dense = sum(p.numel() for name, p in model.named_parameters() if "embeddings" not in name)
+        gflop = 2 * dense * pieces / 1e9  # matmul FLOPs of the dense layers (attention scores excluded)
         print(f"embed {repo.name}: entities={len(paths2)} kinds={','.join(kinds)} seconds={total:.3f} "
               f"(entity texts {text_s:.3f}, embedding {embed_s:.3f} = {stats['computed'] / max(embed_s, 1e-9):.1f} texts/s "
               f"at batch {embedder.batch_size}, vector-cache write {write_s:.3f}; model load {load_s:.1f} s not included) "
               f"computed={stats['computed']} disk_hits={stats['disk_hits']}")
+        print(f"embed work {repo.name}: {pieces} word pieces (cap {cap}, mean {pieces / max(len(texts), 1):.0f}/text) x "
+              f"{dense / 1e6:.1f}M dense parameters = {gflop:,.0f} GFLOP -> {gflop / max(embed_s, 1e-9):.1f} GFLOP/s achieved")
         print(f"index+embed {repo.name} cold: {t['total'] + total:.1f} s (+ model load {load_s:.1f} s)")
         started = time.perf_counter()
         second = RepositoryIndex.build(repo, cache_dir=Path(tmp) / "index", **opts)
