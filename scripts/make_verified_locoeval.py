@@ -14,6 +14,8 @@ Deterministic composition from DevEval task records, the projects' PyPI sdists a
    (another exception class, the neighbouring operator, another constant). A fact is kept only if
    its counterfactual body FAILS the task's DevEval tests (the fact is consequential). One kept
    fact per task becomes the distractor (stated as the counterfactual), later revised.
+   The reference body itself must pass under the executor in use (the manifest's oracle ran
+   elsewhere; a sandbox change can break a test, e.g. one that needs a passwd entry).
 3. The **alternative body** is the reference body after AST restructuring: guard clauses turned
    into if/else, if/else branches swapped under a negated condition, conditional expressions
    turned into if statements, local variables renamed. It is kept only if it PASSES the tests.
@@ -615,6 +617,12 @@ def screen(cand: TaskCandidate, run) -> TaskCandidate:
             cand.notes.append(f"inconclusive ({f.change}): {out}")
         if len(cand.kept) >= 2:
             break
+    if len(cand.kept) >= 2:
+        # the manifest's oracle ran elsewhere: the reference must also pass under this executor
+        out = run(cand.namespace, _dedent_body(cand.ref["body"]))
+        if out != "pass":
+            cand.notes.append(f"reference body: {out} under this executor")
+            cand.kept = []
     return cand
 
 

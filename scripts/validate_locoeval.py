@@ -3,6 +3,7 @@ distractor consequential and revised, every task solvable from its items.
 
     python -m scripts.validate_locoeval --samples PATH [--verification PATH] [--deveval-data PATH]
                                         [--manifest PATH] [--workers 2] [--executor local] [--static-only]
+                                        [--ids SAMPLE_ID ...]
 
 The verification file (default: ``<samples dir>/<samples stem>.verification.jsonl``) holds one row per
 (sample, requirement): ``sample_id, req_id, namespace, file, body_start, body_end, reference_sha256,
@@ -163,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test run")
     ap.add_argument("--static-only", action="store_true", help="skip the test runs")
+    ap.add_argument("--ids", nargs="*", default=None, help="check only these sample ids")
     ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = ap.parse_args(argv)
 
@@ -182,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: verification file {vpath} does not exist (--verification)", file=sys.stderr)
         return 2
     try:
-        samples = load_samples(args.samples)
+        samples = load_samples(args.samples, ids=args.ids)
         verification = load_verification(vpath)
         data = args.deveval_data or (args.samples.parent / "deveval_tasks.jsonl")
         tasks = {t.namespace: t for t in load_tasks(data if Path(data).is_file() else None)}

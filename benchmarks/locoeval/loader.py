@@ -168,5 +168,8 @@ def dump_samples(samples: Iterable[dict[str, Any]], path: str | Path) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + ("\n" if lines else ""))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a data file is world-readable like any other
     os.replace(tmp, path)
     return path
