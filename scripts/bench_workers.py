@@ -60,7 +60,7 @@ def _samples(tmp: Path, n: int, turns: int, tag: str) -> Path:
 
 
 def _run(server, tmp: Path, samples: Path, workers: int, cache: Path, run_id: str, max_concurrency: int | None,
-         method: str) -> subprocess.Popen:
+         method: str, overrides: list[str]) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in PROXY_VARS}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests" / "locoeval"), str(ROOT), env.get("PYTHONPATH", "")])
     cmd = [sys.executable, "-m", "scripts.run", "benchmark=locoeval", f"method={method}", "backbone=openai_compatible",
@@ -69,6 +69,7 @@ def _run(server, tmp: Path, samples: Path, workers: int, cache: Path, run_id: st
            f"run.results_dir={tmp / 'results'}", f"cache.dir={cache}", f"run.run_id={run_id}", f"run.workers={workers}"]
     if max_concurrency:
         cmd.append(f"llm.max_concurrency={max_concurrency}")
+    cmd.extend(overrides)
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
@@ -86,13 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--method", default="full")
     parser.add_argument("--max-concurrency", type=int, default=None)
     parser.add_argument("--two-processes", action="store_true")
+    parser.add_argument("--override", action="append", default=[],
+                        help="extra scripts.run override, e.g. method.manager.repo_context_k=0 (HTTP path only)")
     args = parser.parse_args(argv)
     fs = _server_module()
     server = fs.FaultServer(fs.scripted_reply, latency=args.latency).start()
     base = None
     cap = args.max_concurrency or "config"
     print(f"bench workers: {args.samples} samples x {args.turns} turns + 1 task, method={args.method}, "
-          f"{args.latency:g} s per call at the server, llm.max_concurrency={cap}")
+          f"{args.latency:g} s per call at the server, llm.max_concurrency={cap}"
+          + (f", overrides: {' '.join(args.override)}" if args.override else ""))
     print(f"{'workers':>8}{'requests':>10}{'wall s':>9}{'speed-up':>10}{'x/N':>7}{'req/s':>8}{'max in flight':>15}")
     with tempfile.TemporaryDirectory(prefix="bench-workers-") as d:
         tmp = Path(d)
@@ -100,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             samples = _samples(tmp / f"w{workers}", args.samples, args.turns, f"w{workers}-")
             server.reset_log()
             proc = _run(server, tmp, samples, workers, tmp / f"cache-w{workers}", f"w{workers}", args.max_concurrency,
-                        args.method)
+                        args.method, args.override)
             _, err = proc.communicate()
             if proc.returncode != 0:
                 print(err[-2000:], file=sys.stderr)
@@ -115,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             server.reset_log()
             cache = tmp / "cache-shared"
             procs = [_run(server, tmp, _samples(tmp / f"p{i}", args.samples // 2, args.turns, "shared-"), 4, cache,
-                          f"p{i}", args.max_concurrency, args.method) for i in range(2)]
+                          f"p{i}", args.max_concurrency, args.method, args.override) for i in range(2)]
             errs = [p.communicate()[1] for p in procs]
             if any(p.returncode for p in procs):
                 print("\n".join(e[-1500:] for e in errs), file=sys.stderr)
