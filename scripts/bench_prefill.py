@@ -1,19 +1,22 @@
 """``python -m scripts.bench prefill``: prompt tokens the local model actually prefills per call purpose.
 
-Replays one scripted conversation trace through the real local backbone twice, each time on a
-freshly loaded model (same GGUF, threads, n_ctx) with the same greedy requests:
+Replays one scripted conversation trace through the real local backbone three times, each time on
+a freshly loaded model (same GGUF, threads, n_ctx) with the same greedy requests:
 
-* **no reuse** -- every request sets ``cache_prompt: false``: each call prefills its whole prompt
-  (what a backbone without prompt caching pays);
-* **prompt cache** -- the harness's setting: one llama.cpp slot plus llama.cpp's host-memory
-  prompt cache, which restores the cached prompt sharing the longest prefix before each call.
+* **no reuse** -- every request sets ``cache_prompt: false`` (``backbone.local.prompt_cache=false``):
+  each call prefills its whole prompt;
+* **prompt cache** -- the default: one llama.cpp slot plus llama.cpp's host-memory prompt cache,
+  which restores the cached prompt sharing the longest prefix before each call;
+* **no reuse, reversed order** -- the calls of the first pass in reverse order.
 
 Each turn of the trace makes the three calls of a ReConMem turn with the method's real prompt
 templates -- a response over the growing conversation (``turn_generation``, as Full History sends
 it), ``memory_sketching`` and ``memory_update`` -- so a growing history and repeated instructions
 are both exercised. Per purpose it prints the prompt tokens, the tokens llama.cpp evaluated
-(``timings.prompt_n``) and restored (``timings.cache_n``), the ratio, and whether every reply is
-byte-identical between the two passes (greedy outputs must not depend on the cache).
+(``timings.prompt_n``) and restored (``timings.cache_n``) and the ratio; then how many replies
+are byte-identical between reuse and no reuse (llama.cpp's CPU kernels are not batch-invariant, so
+a restored prefix can change a reply), and whether the no-reuse replies are independent of the
+call order (they must be: exit status 1 otherwise).
 """
 
 from __future__ import annotations
@@ -120,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
           f"threads {threads}, n_ctx {args.n_ctx}")
     base_texts, base, base_s = replay(local, calls, reuse=False, max_tokens=args.max_tokens)
     new_texts, new, new_s = replay(local, calls, reuse=True, max_tokens=args.max_tokens)
+    reversed_texts, _, _ = replay(local, calls[::-1], reuse=False, max_tokens=args.max_tokens)
+    reversed_texts = reversed_texts[::-1]
     for purpose in dict.fromkeys(p for p, _ in calls):
         b, n = base[purpose], new[purpose]
         print(f"  {purpose:16s} calls {n['calls']}: prompt {n['prompt']:6d} tok; prefilled without reuse "
@@ -129,15 +134,18 @@ def main(argv: list[str] | None = None) -> int:
     b_tot = sum(r["prefilled"] for r in base.values())
     n_tot = sum(r["prefilled"] for r in new.values())
     same = base_texts == new_texts
+    order_free = base_texts == reversed_texts
     print(f"  total prefilled {b_tot} -> {n_tot} tokens ({n_tot / max(b_tot, 1):.2f}x); "
           f"wall {base_s:.1f} s -> {new_s:.1f} s (machine load makes seconds noisy; token counts are not)")
     print(f"  greedy replies byte-identical with and without prompt reuse: "
           f"{'yes' if same else 'NO'} ({sum(a == b for a, b in zip(base_texts, new_texts))}/{len(calls)})")
+    print(f"  without reuse, replies independent of call order (forward vs reversed): "
+          f"{'yes' if order_free else 'NO'} ({sum(a == b for a, b in zip(base_texts, reversed_texts))}/{len(calls)})")
     if args.json:
         args.json.write_text(json.dumps({"calls": [p for p, _ in calls], "without_reuse": base_texts,
-                                         "with_prompt_cache": new_texts, "counts": {"without": base, "with": new}},
-                                        indent=1))
-    return 0 if same else 1
+                                         "with_prompt_cache": new_texts, "without_reuse_reversed": reversed_texts,
+                                         "counts": {"without": base, "with": new}}, indent=1))
+    return 0 if order_free else 1
 
 
 if __name__ == "__main__":

@@ -43,7 +43,8 @@ PROVIDER = "local"
 DEFAULT_N_CTX = 32768  # Qwen2.5-Coder-0.5B at 32k: ~0.97 GB RSS (KV cache ~0.4 GB), measured
 DEFAULT_THREADS = 2  # pinned (see resolve_threads): outputs must not depend on the machine's load
 N_PARALLEL = 1  # one slot; llama.cpp's host-memory prompt cache restores each call's longest cached prefix
-_LOCAL_KEYS = {"gguf_name", "chunk_packages", "sha256", "size", "gguf_path", "n_ctx", "threads", "n_batch"}
+_LOCAL_KEYS = {"gguf_name", "chunk_packages", "sha256", "size", "gguf_path", "n_ctx", "threads", "n_batch",
+               "prompt_cache"}
 
 
 class ModelIntegrityError(LLMUnavailable):
@@ -65,6 +66,7 @@ def check_local_config(local: Mapping[str, Any] | None) -> dict[str, Any]:
         raise LLMUnavailable("backbone.local needs gguf_path (a GGUF file) or chunk_packages (PyPI weight chunks)")
     if cfg.get("chunk_packages") and not cfg.get("gguf_path") and not cfg.get("gguf_name"):
         raise ValueError("backbone.local.gguf_name is required with backbone.local.chunk_packages")
+    prompt_cache_enabled(cfg)  # a clear error for a bad value, before any model loads
     return cfg
 
 
@@ -104,6 +106,24 @@ def _warn_auto_once() -> None:
                     "(set backbone.local.threads=N to choose; the count changes greedy outputs)", DEFAULT_THREADS)
 
 
+def prompt_cache_enabled(local: Mapping[str, Any] | None) -> bool:
+    """``backbone.local.prompt_cache`` (default true): reuse cached prompt prefixes across calls.
+
+    Reuse prefills only the new tokens, but llama.cpp's CPU kernels are not batch-invariant: a
+    reply can differ (measured: 1 of 12 calls at 1 thread, `python -m scripts.bench prefill`)
+    depending on which earlier prompt the prefix was restored from, i.e. on the order of the
+    calls before it. ``false`` makes every reply a function of its request, threads and model
+    only (each call prefills its whole prompt) -- use it when calls interleave nondeterministically
+    (``run.workers > 1`` on one local model).
+    """
+    value = dict(local or {}).get("prompt_cache", True)
+    if value is None:
+        return True
+    if not isinstance(value, bool):
+        raise ValueError(f"backbone.local.prompt_cache must be true or false, got {value!r}")
+    return value
+
+
 def runtime_settings(local: Mapping[str, Any] | None) -> dict[str, Any]:
     """The llama.cpp settings that decide a local model's outputs, for the run manifest.
 
@@ -112,15 +132,19 @@ def runtime_settings(local: Mapping[str, Any] | None) -> dict[str, Any]:
     cfg = dict(local or {})
     return {"threads": resolve_threads(cfg.get("threads")), "n_ctx": effective_n_ctx(cfg),
             "n_batch": int(cfg["n_batch"]) if cfg.get("n_batch") else None, "n_parallel": N_PARALLEL,
-            "prompt_cache": "llama.cpp slot prefix + host-memory prompt cache"}
+            "prompt_cache": prompt_cache_enabled(cfg)}
 
 
 def cache_identity(local: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Response-cache key fields of a local model's runtime: the pinned thread count.
+    """Response-cache key fields of a local model's runtime: the pinned thread count (and
+    ``local_prompt_cache: false`` when prefix reuse is off; the default adds nothing).
 
     Only local models get these fields (API backbones' keys are unchanged).
     """
-    return {"local_threads": resolve_threads(dict(local or {}).get("threads"))}
+    identity: dict[str, Any] = {"local_threads": resolve_threads(dict(local or {}).get("threads"))}
+    if not prompt_cache_enabled(local):
+        identity["local_prompt_cache"] = False
+    return identity
 
 
 def effective_n_ctx(local: Mapping[str, Any] | None) -> int:
@@ -318,8 +342,9 @@ class LocalModel:
             # across calls of different purposes by llama.cpp's host-memory prompt cache
             # (cache_ram_mib, default 8 GiB): before a new prompt, the slot's KV state is saved and
             # the cached prompt sharing the longest prefix is restored, so only new tokens are
-            # prefilled (measured: `python -m scripts.bench llm --trace`). Separate slots per
+            # prefilled (measured: `python -m scripts.bench prefill`). Separate slots per
             # purpose (n_parallel>1, id_slot) measured worse: no prefix was reused at all.
+            # backbone.local.prompt_cache=false turns reuse off per request (prompt_cache_enabled).
             params.n_parallel = N_PARALLEL
             params.cpuparams.n_threads = self.threads
             params.cpuparams_batch.n_threads = self.threads
@@ -499,6 +524,8 @@ def _complete(litellm: Any, model: str, messages: list, optional_params: Mapping
         if optional_params.get(key) is not None:
             body[key] = optional_params[key]
     body.setdefault("max_tokens", 512)  # never unbounded: small models can loop under a JSON grammar
+    if not prompt_cache_enabled(local):
+        body["cache_prompt"] = False  # whole prompt prefilled: the reply depends on this request only
     try:
         reply = get_model(local).chat(body)
     except Exception as exc:
