@@ -45,9 +45,10 @@ def test_launcher_configs_use_the_installed_submitit_plugin():
     import importlib.util
 
     assert importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None  # the [cluster] extra
-    for name, base in (("submitit_local", "submitit_local"), ("slurm", "submitit_slurm")):
-        text = (CONF / "hydra" / "launcher" / f"{name}.yaml").read_text()
-        assert yaml.safe_load(text)["defaults"] == [base]
+    # hydra/launcher=submitit_local is the plugin's own config; slurm.yaml extends the plugin's submitit_slurm
+    assert not (CONF / "hydra" / "launcher" / "submitit_local.yaml").exists()  # would shadow (and recurse into) the plugin's
+    text = (CONF / "hydra" / "launcher" / "slurm.yaml").read_text()
+    assert yaml.safe_load(text)["defaults"] == ["submitit_slurm"]
 
 
 def _make_dry_run(*targets: str) -> str:
