@@ -152,6 +152,7 @@ def test_validator_missing_verification_file(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(7200)  # ~430 test runs: 13 min on the loaded 2-core machine
 def test_shipped_set_passes_full_validation():
     """Every task: reference passes, blank fails, distractor and counterfactual bodies fail, the
     alternative body passes, grounding / stated / revised hold (runs every task's tests)."""
