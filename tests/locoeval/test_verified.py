@@ -159,3 +159,28 @@ def test_shipped_set_passes_full_validation():
     proc = _validate("--samples", str(SAMPLES), "--workers", "2", "--quiet", timeout=7200)
     assert proc.returncode == 0, proc.stdout[-5000:]
     assert " 0 failing checks" in proc.stdout.splitlines()[-1]
+
+
+def test_generator_facts_and_alternative_body_on_clamp(boltons_root):
+    """The generator's mechanical extraction on boltons 23.1.1 clamp (no test run)."""
+    import ast as _ast
+
+    from benchmarks.deveval.tasks import load_manifest, load_tasks
+    from scripts.make_verified_locoeval import prepare_candidate, restructured
+
+    manifest = load_manifest()
+    entry = manifest.project("Utilities/boltons")
+    task = next(t for t in load_tasks(ROOT / "benchmarks/locoeval/demo/deveval_tasks.jsonl")
+                if t.namespace == "boltons.mathutils.clamp")
+    cand = prepare_candidate(entry, task, boltons_root)
+    by_kind = {f.kind: f for f in cand.facts}
+    raise_fact, cmp_fact = by_kind["raise"], by_kind["compare"]
+    assert raise_fact.facts == ["ValueError", "upper < lower"] and "TypeError" in raise_fact.distractor
+    assert cmp_fact.facts == ["upper < lower"] and "upper <= lower" in cmp_fact.distractor
+    lo, hi = cand.ref["body_start"], cand.ref["body_end"]
+    for f in cand.facts:  # grounded inside the body; the counterfactual changes exactly that fact
+        assert all(lo <= a <= b <= hi for a, b in f.lines)
+        assert f.counterfactual_body != cand.ref["body"] and _ast.parse(f.counterfactual_body)
+    assert "raise TypeError(" in raise_fact.counterfactual_body
+    assert restructured(cand.alt_transforms) and "else:" in cand.alt_body
+    assert _ast.dump(_ast.parse(cand.alt_body)) != _ast.dump(_ast.parse(__import__("textwrap").dedent(cand.ref["body"])))
