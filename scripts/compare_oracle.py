@@ -1,6 +1,7 @@
 """Local vs Docker agreement of DevEval oracle runs, per task.
 
     python -m scripts.compare_oracle compare LOCAL.json DOCKER.json [--manifest M] [--record-needs-network]
+                                             [--local-rerun R.json ...] [--docker-rerun R.json ...]
     python -m scripts.compare_oracle run [--projects ...] [--limit N] [--workers W] [--out-dir DIR]
 
 ``compare`` reads two reports of ``scripts.deveval_oracle`` and prints one line per task whose
@@ -92,6 +93,18 @@ def _stats(xs: list[float]) -> dict | None:
             "p90": round(xs[int(0.9 * (len(xs) - 1))], 3), "max": round(xs[-1], 3)}
 
 
+def merge_reruns(report: dict, reruns: list[Path]) -> dict:
+    """``report`` with each task's result replaced by its result in later re-run reports (in order)."""
+    if not reruns:
+        return report
+    by_ns = {r["namespace"]: r for r in report["results"]}
+    for path in reruns:
+        for r in json.loads(Path(path).read_text())["results"]:
+            by_ns[r["namespace"]] = {**r, "rerun_of": str(path)}
+        print(f"re-run {path}: results replace the first run's for its tasks")
+    return {**report, "results": sorted(by_ns.values(), key=lambda r: (r.get("project_path", ""), r["namespace"]))}
+
+
 def record_needs_network(manifest_path: Path, local: dict, docker: dict) -> list[str]:
     """Add to each entry's ``needs_network`` the tasks usable locally that fail in Docker with a network error."""
     lres = {r["namespace"]: r for r in local["results"]}
@@ -151,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--record-needs-network", action="store_true",
                    help=f"write the manifest field {NEEDS_NETWORK_FIELD} for network-only failures")
     c.add_argument("--out", type=Path, default=None, help="write the comparison as JSON")
+    c.add_argument("--local-rerun", type=Path, nargs="*", default=[],
+                   help="later local reports whose per-task results replace the first one's")
+    c.add_argument("--docker-rerun", type=Path, nargs="*", default=[],
+                   help="later Docker reports whose per-task results replace the first one's")
     r = sub.add_parser("run", help="run the oracle with both executors on the same tasks, then compare")
     r.add_argument("--projects", nargs="*", default=None)
     r.add_argument("--limit", type=int, default=3, help="at most N tasks per project (default 3)")
@@ -162,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.cmd == "compare":
         local, docker = (json.loads(p.read_text()) for p in (args.local, args.docker))
+        local = merge_reruns(local, args.local_rerun)
+        docker = merge_reruns(docker, args.docker_rerun)
         manifest_path = args.manifest or Path(local.get("manifest") or docker.get("manifest"))
         if args.record_needs_network:
             found = record_needs_network(manifest_path, local, docker)

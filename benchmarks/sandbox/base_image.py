@@ -73,6 +73,10 @@ class BaseImage:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def provides(self, packages) -> bool:
+        """The image was built with these Debian packages (local base only)."""
+        return bool(self.recipe) and set(packages) <= set(self.recipe.get("packages", ()))
+
 
 def registry_image_for(python: str) -> str:
     """``python:<version>-slim`` (the Docker Hub image for an environment's Python)."""
@@ -130,11 +134,14 @@ def _image_id(client, tag: str) -> str | None:
 
 
 def resolve_base_image(client, setting: str | None, python: str, *, lock_dir: Path | None = None,
-                       mirror: str | None = None, suite: str = DEBIAN_SUITE) -> BaseImage:
+                       mirror: str | None = None, suite: str = DEBIAN_SUITE,
+                       os_packages: tuple[str, ...] = ()) -> BaseImage:
     """The base image for ``setting`` (``auto``/None, or an image name) and an environment's ``python``.
 
-    ``auto``: the registry image if present or pullable, else the local Debian base (built once).
-    Any other value is used as is (it must exist or be pullable).
+    ``auto``: the registry image if present or pullable, else the local Debian base (built once
+    per set of ``os_packages``: an environment's ``os_requirements`` are debootstrapped into it, so
+    they need no network at image build time either). Any other value is used as is (it must exist
+    or be pullable).
     """
     import docker.errors
 
@@ -155,13 +162,13 @@ def resolve_base_image(client, setting: str | None, python: str, *, lock_dir: Pa
                      str(exc.explanation or exc)[:200])
     if _image_id(client, reg) is not None:
         return BaseImage(reg, _image_id(client, reg), "registry", image_python(client, reg))
-    return ensure_local_base(client, lock_dir=lock_dir, mirror=mirror, suite=suite)
+    return ensure_local_base(client, lock_dir=lock_dir, mirror=mirror, suite=suite, os_packages=os_packages)
 
 
 def ensure_local_base(client, *, lock_dir: Path | None = None, mirror: str | None = None,
-                      suite: str = DEBIAN_SUITE) -> BaseImage:
-    """Build (once, under a file lock) or find the local Debian base image."""
-    rec = recipe(suite)
+                      suite: str = DEBIAN_SUITE, os_packages: tuple[str, ...] = ()) -> BaseImage:
+    """Build (once, under a file lock) or find the local Debian base image (plus ``os_packages``)."""
+    rec = recipe(suite, tuple(sorted(set(DEBIAN_PACKAGES) | set(os_packages))))
     tag = local_base_tag(rec)
     lock_dir = Path(lock_dir or tempfile.gettempdir())
     lock_dir.mkdir(parents=True, exist_ok=True)

@@ -74,8 +74,14 @@ class Confinement:
     def drops_uid(self) -> bool:
         return self.kind != "none" and os.geteuid() == 0
 
-    def wrap(self, cmd: list[str], *, work: Path, tree: Path, ro_binds: list[Path], uid: int | None) -> list[str]:
-        """The confined command line for ``cmd`` run in ``tree`` (inside ``work``)."""
+    def wrap(self, cmd: list[str], *, work: Path, tree: Path, ro_binds: list[Path], uid: int | None,
+             home: Path | None = None) -> list[str]:
+        """The confined command line for ``cmd`` run in ``tree`` (inside ``work``).
+
+        With bwrap and a per-run ``uid``, ``/etc/passwd`` and ``/etc/group`` are overlaid with
+        copies that also name the uid (user ``runner``, home ``home``), so ``getpass.getuser()``
+        and ``Path.home()`` work as they do for the Docker executor's ``runner`` user.
+        """
         drop = []
         if uid is not None:
             drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
@@ -92,7 +98,11 @@ class Confinement:
                 args += ["--symlink", os.readlink(p), link]
             elif p.is_dir():
                 args += ["--ro-bind", link, link]
-        args += ["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        args += ["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
+                 "--perms", "1777", "--tmpfs", "/dev/shm", "--perms", "1777", "--tmpfs", "/tmp"]
+        if uid is not None:
+            for name, line in identity_files(Path(work), uid, home or Path(work)).items():
+                args += ["--ro-bind", str(line), f"/etc/{name}"]
         mounted = [Path(p) for p in ("/usr", "/etc", "/proc", "/dev")]
         seen, made = set(), {Path("/")}
 
@@ -149,6 +159,24 @@ def choose(setting: str = "auto") -> Confinement:
                 "network and read host files; install bubblewrap (make sandbox-deps) or use executor=docker",
                 chosen.reason)
     return chosen
+
+
+def identity_files(work: Path, uid: int, home: Path) -> dict[str, Path]:
+    """Copies of the host's ``/etc/passwd`` and ``/etc/group`` plus an entry for ``uid`` (in ``work``)."""
+    out = {}
+    box = work / ".sandbox"
+    box.mkdir(exist_ok=True)
+    for name, entry in (("passwd", f"runner:x:{uid}:{uid}:sandbox run:{home}:/bin/sh\n"),
+                        ("group", f"runner:x:{uid}:\n")):
+        try:
+            host = Path("/etc", name).read_text()
+        except OSError:
+            host = ""
+        lines = [ln for ln in host.splitlines(keepends=True) if not ln.startswith("runner:")]
+        path = box / name
+        path.write_text("".join(lines) + ("" if not lines or lines[-1].endswith("\n") else "\n") + entry)
+        out[name] = path
+    return out
 
 
 def run_uid(token: str) -> int:

@@ -111,7 +111,8 @@ def wheel_files(wheelhouse: Path | None) -> dict[str, Path]:
 # ------------------------------------------------------------------------------ build context
 
 def render_dockerfile(env: EnvSpec, base_image: str, *, base_id: str | None = None,
-                      wheels: dict[str, Path] | None = None, ignore_requires_python: bool = False) -> str:
+                      wheels: dict[str, Path] | None = None, ignore_requires_python: bool = False,
+                      os_in_base: bool = False) -> str:
     """The Dockerfile of a project environment (deterministic for the same inputs).
 
     ``wheels`` given: pip installs only from the copied wheelhouse (``--no-index``); None: from the
@@ -119,14 +120,16 @@ def render_dockerfile(env: EnvSpec, base_image: str, *, base_id: str | None = No
     label so a rebuilt base gives a different tag. ``ignore_requires_python``: the image's Python
     differs from the environment's in the patch version only (e.g. Debian's 3.11.2 for a pin set
     validated on 3.11.7); pins whose ``Requires-Python`` names a later patch are installed anyway
-    (recorded in the executor's image record).
+    (recorded in the executor's image record). ``os_in_base``: the base already has the
+    environment's ``os_requirements`` (the local Debian base is debootstrapped with them), so no
+    ``apt-get`` (and no network) is needed.
     """
     lines = [f"FROM {base_image}"]
     if base_id:
         lines.append(f"LABEL reconmem.base_id={base_id}")
     lines += [f"LABEL {PROJECT_LABEL}=env",
               "ENV PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1"]
-    if env.os_requirements:
+    if env.os_requirements and not os_in_base:
         pkgs = " ".join(sorted(env.os_requirements))
         lines.append("RUN apt-get update && apt-get install -y --no-install-recommends "
                      f"{pkgs} && rm -rf /var/lib/apt/lists/*")
@@ -160,8 +163,8 @@ def render_dockerfile(env: EnvSpec, base_image: str, *, base_id: str | None = No
 
 
 def build_context_files(env: EnvSpec, base_image: str, *, base_id: str | None = None,
-                        wheels: dict[str, Path] | None = None,
-                        ignore_requires_python: bool = False) -> dict[str, bytes | Path]:
+                        wheels: dict[str, Path] | None = None, ignore_requires_python: bool = False,
+                        os_in_base: bool = False) -> dict[str, bytes | Path]:
     """Every file of the image build context (name -> bytes or a host path), including the Dockerfile."""
     files: dict[str, bytes | Path] = {}
     for name, text in shim_files(env.compat_shims).items():
@@ -172,7 +175,8 @@ def build_context_files(env: EnvSpec, base_image: str, *, base_id: str | None = 
         files[f"wheels/{name}"] = Path(path)
     files["requirements.txt"] = ("\n".join(env.pip_specs) + "\n").encode()
     files["Dockerfile"] = render_dockerfile(env, base_image, base_id=base_id, wheels=wheels,
-                                            ignore_requires_python=ignore_requires_python).encode()
+                                            ignore_requires_python=ignore_requires_python,
+                                            os_in_base=os_in_base).encode()
     return files
 
 
@@ -187,11 +191,12 @@ def _digest(data: bytes | Path) -> bytes:
 
 
 def image_tag(env: EnvSpec, base_image: str, *, base_id: str | None = None,
-              wheels: dict[str, Path] | None = None, ignore_requires_python: bool = False) -> str:
+              wheels: dict[str, Path] | None = None, ignore_requires_python: bool = False,
+              os_in_base: bool = False) -> str:
     """Image tag: a hash of every build-context file (so any input change gives a new image)."""
     h = hashlib.sha256()
     files = build_context_files(env, base_image, base_id=base_id, wheels=wheels,
-                                ignore_requires_python=ignore_requires_python)
+                                ignore_requires_python=ignore_requires_python, os_in_base=os_in_base)
     for name, data in sorted(files.items()):
         h.update(name.encode() + b"\0" + _digest(data))
     return f"{IMAGE_REPO}:{h.hexdigest()[:20]}"
@@ -306,13 +311,14 @@ class DockerExecutor(Executor):
 
     # -- images ------------------------------------------------------------------------------------
     def base_for(self, env: EnvSpec) -> BaseImage:
-        """The resolved base image for an environment's Python (cached per version)."""
-        if env.python not in self._bases:
+        """The resolved base image for an environment's Python and OS packages (cached)."""
+        key = env.python if not env.os_requirements else f"{env.python}+{','.join(sorted(env.os_requirements))}"
+        if key not in self._bases:
             from reconmem.platform.downloads import cache_root
 
-            self._bases[env.python] = resolve_base_image(self.client, self.base_image, env.python,
-                                                         lock_dir=cache_root())
-        return self._bases[env.python]
+            self._bases[key] = resolve_base_image(self.client, self.base_image, env.python, lock_dir=cache_root(),
+                                                  os_packages=tuple(env.os_requirements))
+        return self._bases[key]
 
     def prepare(self, env: EnvSpec) -> str:
         """Build (or find) the environment's image; returns its tag.
@@ -329,7 +335,8 @@ class DockerExecutor(Executor):
             python_check = base.check_python(env.python)
             wheels = wheel_files(build_wheelhouse(env, self.wheelhouse_dir)) if self.offline_build else None
             ctx = {"base_id": base.id, "wheels": wheels,
-                   "ignore_requires_python": bool(python_check["python_patch_mismatch"])}
+                   "ignore_requires_python": bool(python_check["python_patch_mismatch"]),
+                   "os_in_base": bool(env.os_requirements) and base.provides(env.os_requirements)}
             tag = image_tag(env, base.tag, **ctx)
             seconds, built = 0.0, False
             try:
@@ -340,8 +347,8 @@ class DockerExecutor(Executor):
                     _context_tar(build_context_files(env, base.tag, **ctx), buf)
                     buf.seek(0)
                     self.client.images.build(fileobj=buf, custom_context=True, tag=tag, rm=True, forcerm=True,
-                                             network_mode="none" if self.offline_build and not env.os_requirements
-                                             else None,
+                                             network_mode="none" if self.offline_build and
+                                             (not env.os_requirements or ctx["os_in_base"]) else None,
                                              labels={"reconmem.env": env.name})
                 seconds, built = time.monotonic() - t0, True
                 self._created.append(tag)

@@ -175,7 +175,7 @@ class LocalExecutor(Executor):
             if uid is not None:
                 chown_tree(work, uid)
                 env["RECONMEM_SANDBOX_NPROC"] = str(self.pids_limit)
-            cmd = self.confinement.wrap(cmd, work=work, tree=tree, uid=uid,
+            cmd = self.confinement.wrap(cmd, work=work, tree=tree, uid=uid, home=home,
                                         ro_binds=python_prefixes(python) + self.extra_ro_binds)
             result, waited = self._run_process(cmd, tree, env, work / "pytest.log", token,
                                                job.timeout_s or self.timeout_s, t0)

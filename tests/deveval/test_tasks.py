@@ -67,7 +67,9 @@ def test_missing_field_invalid_json_and_duplicates(tmp_path):
 def test_shipped_manifest_is_the_shared_source_list(shared_dir):
     shipped = json.loads(SHIPPED_MANIFEST.read_text())
     shared = json.loads((shared_dir / "data" / "deveval" / "pypi_sources.json").read_text())
-    assert shipped == shared
+    learned = {"os_requirements", "os_requirements_note", "needs_network"}   # executor fields the oracle runs added
+    assert [{k: v for k, v in e.items() if k not in learned} for e in shipped] == \
+        [{k: v for k, v in e.items() if k not in learned} for e in shared]
     man = load_manifest()
     assert len(man) == 15
     assert sum(1 for e in man for t in e.tasks if t.usable) == 671
