@@ -101,6 +101,8 @@ def test_locoeval_under_a_fault_mix_loses_nothing_and_never_pays_twice(tmp_path,
     assert retried and max(e["retries"] for e in retried) <= 6  # bounded (llm.max_retries)
     transient = sum(n for kind, n in stats["faults"].items() if kind != "truncated_json")
     assert sum(e["retries"] for e in retried) == transient         # every retry recorded in the ledger
+    logged = sum(f.read_text().count("retrying in") for f in (tmp_path / "results" / ".hydra").rglob("run.log"))
+    assert logged == transient                                     # and logged (Hydra's run.log), one line each
     json_faults = [e for e in server.log if e["fault"] == "truncated_json" and e["json_mode"]]
     summary = json.loads((run / "summary.json").read_text())
     assert json_faults and summary["json_failures"] >= len(json_faults)  # malformed JSON counted, run survived
