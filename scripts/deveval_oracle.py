@@ -2,6 +2,7 @@
 
     python -m scripts.deveval_oracle [--manifest PATH] [--projects boltons jinja2 ...]
                                      [--executor local|docker] [--workers N] [--out REPORT.json]
+                                     [--namespaces NS ...] [--reference LOCAL_REPORT.json]
 
 The manifest (default: the copy shipped in benchmarks/deveval/data/) is any file in the
 ``pypi_sources.json`` format; everything project-specific comes from its fields. By default the
@@ -70,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all-located", action="store_true", help="also run tasks the manifest records as unusable")
     ap.add_argument("--limit", type=int, default=None, help="at most N tasks per project")
     ap.add_argument("--namespaces", nargs="*", default=None, help="only these task namespaces")
+    ap.add_argument("--reference", type=Path, default=None,
+                    help="a local oracle report: with --executor docker, tasks usable there that fail here "
+                         f"with a network error get the manifest field {NEEDS_NETWORK_FIELD}")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test run")
     ap.add_argument("--memory-mb", type=int, default=5120)
     ap.add_argument("--quiet", action="store_true")
@@ -169,6 +173,12 @@ def main(argv: list[str] | None = None) -> int:
         "results": sorted(results, key=lambda r: (r["project_path"], r["namespace"])),
     }
     write_json_atomic(args.out, report)
+    if args.reference and args.executor == "docker":
+        from scripts.compare_oracle import record_needs_network
+
+        found = record_needs_network(manifest.path, json.loads(args.reference.read_text()), report)
+        print(f"needs_network: {len(found)} task(s) recorded in {manifest.path}{': ' if found else ''}"
+              f"{', '.join(found)}")
     for r in report["disagreements"]:
         ref = r["ref"]["outcome"] if r.get("ref") else r.get("error")
         blank = r["blank"]["outcome"] if r.get("blank") else "-"
