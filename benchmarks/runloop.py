@@ -352,6 +352,8 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
         "shard": None, "n_shards": None, "n_selected": len(samples),
         **provenance(bench.data_files(cfg)),
     }
+    if bench.family == "locoeval" and cfg.get("executor") is not None:
+        manifest["executor"] = _executor_record(cfg, str(manifest.get("python") or ""))
     config_text = OmegaConf.to_yaml(cfg, resolve=True)
     if shard is not None:
         merged_cfg = cfg.copy()
@@ -365,6 +367,18 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
     records.atomic_write_text(run_path / records.CONFIG, config_text)
     records.atomic_write_json(run_path / records.MANIFEST, manifest)
     return manifest
+
+
+def _executor_record(cfg: Any, python: str) -> dict[str, Any]:
+    """The Pass@1 executor as the manifest records it (Docker: the base image's content-addressed tag,
+    id and Python; a different minor Python version than the harness's is refused, a patch one recorded)."""
+    from benchmarks.sandbox import describe_executor
+    from benchmarks.sandbox.base_image import PythonMismatch
+
+    try:
+        return describe_executor(cfg.executor, python=python or None)
+    except PythonMismatch as exc:
+        raise ConfigError(f"executor={cfg.executor.get('name')}: {exc}") from exc
 
 
 class _open_struct:
