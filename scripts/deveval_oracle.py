@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     write_json_atomic(args.out, report)
     if args.reference and args.executor == "docker":
-        from scripts.compare_oracle import record_needs_network
+        from benchmarks.deveval.agreement import record_needs_network
 
         found = record_needs_network(manifest.path, json.loads(args.reference.read_text()), report)
         print(f"needs_network: {len(found)} task(s) recorded in {manifest.path}{': ' if found else ''}"
