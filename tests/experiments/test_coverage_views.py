@@ -10,13 +10,17 @@ credits entities reachable from both branches to one branch only.
 from __future__ import annotations
 
 import json
-import re
+import sys
+from pathlib import Path
 
 import pytest
 
 from benchmarks.analysis import coverage as cov
 from reconmem.platform.context import Session
 from reconmem.platform.testing import ScriptedLLM
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
+from scripted_judge import judge_items  # noqa: E402
 
 CHUNKED = "boltons/iterutils.py/chunked"
 WINDOWED = "boltons/iterutils.py/windowed"
@@ -42,15 +46,7 @@ TASKS = {
 def phrase_judge(messages, purpose):
     """Scripted coverage judge: Gi is supported by the first snippet containing its phrase."""
     assert purpose == "coverage_judge"
-    text = messages[-1]["content"]
-    gt_part, _, snip_part = text.partition("Snippets:")
-    gts = re.findall(r"^(G\d+): (.*)$", gt_part, flags=re.M)
-    snippets = re.findall(r"^([SC]\d+):\n(.*?)(?=^[SC]\d+:\n|^Answer with|\Z)", snip_part, flags=re.M | re.S)
-    items = []
-    for gid, phrase in gts:
-        hit = next((eid for eid, body in snippets if phrase in body), None)
-        items.append({"id": gid, "supported": hit is not None, "evidence": [hit] if hit else []})
-    return json.dumps({"items": items})
+    return judge_items(messages, lambda phrase, body: phrase in body)
 
 
 @pytest.fixture(scope="module")
