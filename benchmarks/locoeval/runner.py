@@ -292,7 +292,11 @@ class LoCoEval(Benchmark):
         from benchmarks.harness import resolve_data_path
 
         src = str(cfg.benchmark.samples)
-        return {} if src.startswith("hf:") else {"samples": resolve_data_path(src)}
+        files = {} if src.startswith("hf:") else {"samples": resolve_data_path(src)}
+        for key in ("deveval_data", "sources_manifest"):  # what judges the tasks is checksummed too
+            if cfg.benchmark.get(key):
+                files[key] = resolve_data_path(str(cfg.benchmark.get(key)))
+        return files
 
     def models(self, cfg: Any, samples: Sequence[Sample]) -> dict[str, str | None]:
         """The mock user is called only for unscripted turns; DevEval tests judge (no judge model)."""
