@@ -56,6 +56,11 @@ class Extractor:
         return self.src[node_or_start:end].decode("utf-8", "replace")
 
     def run(self, root: Node) -> list[CodeEntity]:
+        """Extract the file's entities; the default walks ``declarations(root, relpath)``."""
+        self.declarations(root, self.relpath)
+        return self.entities
+
+    def declarations(self, node: Node, scope: str) -> None:
         raise NotImplementedError
 
     def add(
@@ -390,10 +395,6 @@ class JavaExtractor(Extractor):
         "annotation_type_declaration": "annotation",
     }
 
-    def run(self, root: Node) -> list[CodeEntity]:
-        self.declarations(root, self.relpath)
-        return self.entities
-
     def declarations(self, node: Node, scope: str) -> None:
         for m in node.named_children:
             t = m.type
@@ -636,10 +637,6 @@ class CSharpExtractor(Extractor):
         "conversion_operator_declaration": "operator",
         "local_function_statement": "function",
     }
-
-    def run(self, root: Node) -> list[CodeEntity]:
-        self.declarations(root, self.relpath)
-        return self.entities
 
     def declarations(self, node: Node, scope: str) -> None:
         for m in node.named_children:
