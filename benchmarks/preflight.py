@@ -22,6 +22,7 @@ import json
 import os
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +38,12 @@ def used_roles(cfg: Any) -> tuple[str, ...]:
     return ROLES if uses is None else tuple(str(u) for u in uses)
 
 
-def check_backbones(cfg: Any) -> None:
-    """Raise ConfigError (one line: option, problem, fix) for the first backbone that cannot run."""
+def check_backbones(cfg: Any, roles: Sequence[str] | None = None) -> None:
+    """Raise ConfigError (one line: option, problem, fix) for the first backbone that cannot run.
+
+    ``roles``: the backbone options to check (default: every one the benchmark lists)."""
     seen: set[str] = set()
-    for option in used_roles(cfg):
+    for option in (used_roles(cfg) if roles is None else roles):
         node = cfg.get(option)
         if node is None:
             raise ConfigError(f"{option}: not configured (benchmark.uses_backbones lists it); add {option}=<backbone>")

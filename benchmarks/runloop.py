@@ -174,11 +174,19 @@ def _estimate(cfg: Any, bench: Benchmark, samples: Sequence[Any]) -> dict[str, A
     return est
 
 
-def _preflight(cfg: Any, bench: Benchmark) -> None:
-    """Every backbone the run uses can run (API key, local weights, server): ConfigError otherwise."""
-    from benchmarks.preflight import check_backbones
+ROLE_OPTIONS = {"backbone": "backbone", "user": "user_backbone", "judge": "judge_backbone"}
 
-    check_backbones(cfg)
+
+def _preflight(cfg: Any, bench: Benchmark, todo: Sequence[Any]) -> None:
+    """Every backbone the samples still to run will call (API key, local weights, server) can run:
+    ConfigError otherwise. A role the benchmark reports unused for them (e.g. no mock user for
+    scripted LoCoEval turns) is not checked."""
+    from benchmarks.preflight import check_backbones, used_roles
+
+    used = bench.models(cfg, todo)
+    roles = tuple(opt for opt in used_roles(cfg)
+                  if not any(ROLE_OPTIONS[r] == opt and used.get(r) is None for r in ROLE_OPTIONS))
+    check_backbones(cfg, roles=roles)
 
 
 def _load(bench: Benchmark, cfg: Any) -> list[Any]:
@@ -222,7 +230,7 @@ def run(cfg: Any) -> dict[str, Any]:
         return {"dry_run": True, "benchmark": str(cfg.benchmark.name), "n_selected": len(samples),
                 "n_to_run": len(todo), "estimate": _estimate(cfg, bench, todo)}
     if todo:
-        _preflight(cfg, bench)
+        _preflight(cfg, bench, todo)
         bench.check_data(cfg, todo)
     run_dir = RunDir(run_path, final_statuses=bench.final_statuses)
     write_manifest(run_dir.path, cfg, bench, samples, shard)
