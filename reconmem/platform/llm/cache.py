@@ -57,6 +57,21 @@ class Cache(Protocol):
     def __len__(self) -> int: ...
 
 
+def _enable_wal(conn: sqlite3.Connection, attempts: int = 50) -> None:
+    """Switch to the WAL journal. Two processes opening a new cache at once can get SQLITE_BUSY
+    here without the busy timeout being applied (the journal-mode change takes its own lock), so
+    retry with a short backoff instead of failing the run."""
+    for i in range(attempts):
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            time.sleep(min(0.5, 0.01 * (i + 1)))
+    conn.execute("PRAGMA journal_mode=WAL")
+
+
 class ResponseCache:
     """SQLite store of temperature-0 responses, safe across threads (one connection per thread) and
     processes on one machine (WAL journal, busy timeout). ``path`` may be a file or a directory."""
@@ -77,7 +92,7 @@ class ResponseCache:
         conn = getattr(self._local, "conn", None)
         if conn is None or getattr(self._local, "pid", None) != os.getpid():
             conn = sqlite3.connect(str(self.path), timeout=60.0)
-            conn.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
