@@ -183,10 +183,8 @@ def _preflight(cfg: Any, bench: Benchmark, todo: Sequence[Any]) -> None:
     scripted LoCoEval turns) is not checked."""
     from benchmarks.preflight import check_backbones, used_roles
 
-    used = bench.models(cfg, todo)
-    roles = tuple(opt for opt in used_roles(cfg)
-                  if not any(ROLE_OPTIONS[r] == opt and used.get(r) is None for r in ROLE_OPTIONS))
-    check_backbones(cfg, roles=roles)
+    unused = {ROLE_OPTIONS[role] for role, model in bench.models(cfg, todo).items() if model is None}
+    check_backbones(cfg, roles=tuple(opt for opt in used_roles(cfg) if opt not in unused))
 
 
 def _load(bench: Benchmark, cfg: Any) -> list[Any]:

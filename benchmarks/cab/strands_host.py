@@ -203,11 +203,7 @@ def _make_model_class() -> type:
                 elif isinstance(parsed, str):
                     self.protocol_errors += 1
                     uses.append((f"json_{uuid.uuid4().hex[:8]}", PROTOCOL_ERROR_TOOL, {"message": parsed}))
-            if text and not (uses and not self.function_calling):
-                yield {"contentBlockStart": {"start": {}}}
-                yield {"contentBlockDelta": {"delta": {"text": text}}}
-                yield {"contentBlockStop": {}}
-            elif uses and not self.function_calling:  # keep the JSON call text for the next request
+            if text:  # the answer, or (JSON protocol) the call's text, kept for the next request
                 yield {"contentBlockStart": {"start": {}}}
                 yield {"contentBlockDelta": {"delta": {"text": text}}}
                 yield {"contentBlockStop": {}}
@@ -279,7 +275,7 @@ class StrandsMaintainer:
 
     def __init__(self, llm: "LLMClient", manager: ContextManager, tools: RepoTools, *, max_tool_steps: int = 8,
                  max_tokens: int | None = None, function_calling: bool | None = None,
-                 max_tool_result_chars: int = 12_000, window_size: int = 40, **_ignored: Any) -> None:
+                 max_tool_result_chars: int = 12_000, window_size: int = 40) -> None:
         _require_strands()
         self.llm = llm
         self.manager = manager
@@ -350,7 +346,7 @@ class StrandsMaintainer:
         except ContextWindowOverflowException as exc:
             raise ContextLengthExceeded(f"strands host: {exc}") from exc
         turn = MaintainerTurn(text=str(result).strip(), context=ctx)
-        turn.tool_results = [r for r in self._results]
+        turn.tool_results = list(self._results)
         turn.llm_calls = self.model.calls_this_turn
         turn.tool_steps = max(0, turn.llm_calls - 1)
         turn.forced_final = self.model.forced_final

@@ -61,7 +61,8 @@ class Extractor:
         return self.entities
 
     def declarations(self, node: Node, scope: str) -> None:
-        raise NotImplementedError
+        """Add the entities declared under ``node`` in ``scope``; languages using the default ``run`` define it."""
+        raise NotImplementedError(f"{type(self).__name__} overrides neither run() nor declarations()")
 
     def add(
         self,
