@@ -1,0 +1,160 @@
+"""Are two runs' records the same, timing aside? (issue 17: reruns, busy machines, resumes)
+
+    python -m scripts.compare_runs RUN_DIR_A RUN_DIR_B [--json]
+
+A RUN_DIR is ``results/<benchmark>/<backbone>/<method>/<run_id>`` (or a directory above several,
+e.g. ``results/demo/local``: every run directory below it is paired by its relative path). For each
+sample present in either run, every record file (``result.json``, ``conversation.jsonl``,
+``contexts.jsonl``, ``memory.json``, ``tests.json``, ``ledger.jsonl``) is compared as JSON after
+dropping what measures time or bookkeeping rather than behaviour:
+
+* keys :data:`VOLATILE_KEYS` anywhere (``seconds``, ``wall_seconds``, ``timing_ms``, ``attempt``,
+  ``cached``, ``cached_calls``, ...);
+* pytest's duration line ("1 failed in 0.04s") inside test logs.
+
+Everything else -- every reply, every context item and its score, every token count, every
+verdict -- must be equal. Prints one line per file that differs (with the first differing JSON
+path and both values) and a summary; exit 0 when the runs agree, 1 when they differ, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+RECORD_FILES = ("result.json", "conversation.jsonl", "contexts.jsonl", "memory.json", "tests.json", "ledger.jsonl")
+VOLATILE_KEYS = frozenset({
+    "seconds", "wall_seconds", "timing_ms", "attempt", "cached", "cached_calls", "started", "finished",
+    "elapsed_seconds", "duration_seconds",
+})
+_PYTEST_DURATION = re.compile(r"\bin \d+(?:\.\d+)?s\b")
+
+
+def normalised(value: Any) -> Any:
+    """``value`` without :data:`VOLATILE_KEYS` and with pytest durations blanked."""
+    if isinstance(value, dict):
+        return {k: normalised(v) for k, v in value.items() if k not in VOLATILE_KEYS}
+    if isinstance(value, list):
+        return [normalised(v) for v in value]
+    if isinstance(value, str):
+        return _PYTEST_DURATION.sub("in <t>s", value)
+    return value
+
+
+def first_difference(a: Any, b: Any, path: str = "$") -> tuple[str, Any, Any] | None:
+    """The first JSON path at which ``a`` and ``b`` differ, with both values; None when equal."""
+    if type(a) is not type(b):
+        return path, a, b
+    if isinstance(a, dict):
+        for key in sorted(set(a) | set(b)):
+            if key not in a or key not in b:
+                return f"{path}.{key}", a.get(key, "<absent>"), b.get(key, "<absent>")
+            found = first_difference(a[key], b[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(a, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = first_difference(x, y, f"{path}[{i}]")
+            if found:
+                return found
+        return (f"{path}.length", len(a), len(b)) if len(a) != len(b) else None
+    return None if a == b else (path, a, b)
+
+
+def _load(path: Path) -> Any:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        rows = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}:{n}: not JSON ({exc.msg})") from None
+        return rows
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+
+
+def run_dirs(root: Path) -> dict[str, Path]:
+    """Relative path -> run directory for ``root`` itself or every run directory below it."""
+    if (root / "samples").is_dir():
+        return {".": root}
+    return {str(p.parent.relative_to(root)): p.parent for p in sorted(root.rglob("samples")) if p.is_dir()}
+
+
+def compare_runs(a: Path, b: Path) -> dict[str, Any]:
+    """Compare the records of two runs (or two trees of runs); see the module docstring."""
+    runs_a, runs_b = run_dirs(a), run_dirs(b)
+    if not runs_a:
+        raise ValueError(f"{a}: no run directory (no samples/ below it)")
+    if not runs_b:
+        raise ValueError(f"{b}: no run directory (no samples/ below it)")
+    files = same = 0
+    differences: list[dict[str, Any]] = []
+    for rel in sorted(set(runs_a) | set(runs_b)):
+        if rel not in runs_a or rel not in runs_b:
+            differences.append({"run": rel, "file": None, "path": "run", "a": rel in runs_a, "b": rel in runs_b})
+            continue
+        samples_a = {p.name for p in (runs_a[rel] / "samples").iterdir() if p.is_dir()}
+        samples_b = {p.name for p in (runs_b[rel] / "samples").iterdir() if p.is_dir()}
+        for sample in sorted(samples_a | samples_b):
+            for name in RECORD_FILES:
+                fa, fb = runs_a[rel] / "samples" / sample / name, runs_b[rel] / "samples" / sample / name
+                if not fa.exists() and not fb.exists():
+                    continue
+                files += 1
+                if fa.exists() != fb.exists():
+                    differences.append({"run": rel, "file": f"{sample}/{name}", "path": "file",
+                                        "a": fa.exists(), "b": fb.exists()})
+                    continue
+                found = first_difference(normalised(_load(fa)), normalised(_load(fb)))
+                if found is None:
+                    same += 1
+                else:
+                    differences.append({"run": rel, "file": f"{sample}/{name}", "path": found[0],
+                                        "a": found[1], "b": found[2]})
+    return {"runs": len(set(runs_a) | set(runs_b)), "files": files, "identical": same, "differences": differences}
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.compare_runs", description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_a", type=Path)
+    parser.add_argument("run_b", type=Path)
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    args = parser.parse_args(argv)
+    for path in (args.run_a, args.run_b):
+        if not path.is_dir():
+            print(f"compare_runs: {path}: not a directory", file=sys.stderr)
+            return 2
+    try:
+        report = compare_runs(args.run_a, args.run_b)
+    except ValueError as exc:
+        print(f"compare_runs: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        for d in report["differences"]:
+            where = d["run"] if d["file"] is None else f"{d['run']}/{d['file']}"
+            print(f"differs: {where} at {d['path']}: {_short(d['a'])} != {_short(d['b'])}")
+        verdict = "identical" if not report["differences"] else f"{len(report['differences'])} differ"
+        print(f"compare_runs: {report['runs']} run(s), {report['files']} record files, {report['identical']} "
+              f"identical minus timing -> {verdict}")
+    return 0 if not report["differences"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
