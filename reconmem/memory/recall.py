@@ -87,6 +87,46 @@ class Grounding:
     dual_query: str | None = None
 
 
+class _Neighbours:
+    """One recall's memo of graph adjacency, as ``(kind, id)`` pairs in the order :meth:`JointRecall.expand` visits."""
+
+    def __init__(self, graph: DualMemoryGraph) -> None:
+        self.graph = graph
+        self._memo: dict[tuple[str, str], list[tuple[str, str]]] = {}
+
+    def _get(self, what: str, key: str) -> list[tuple[str, str]]:
+        found = self._memo.get((what, key))
+        if found is None:
+            g = self.graph
+            if what == "intra":
+                found = [("memory", n) for n in sorted(g.semantic_successors(key))]
+            elif what == "parent":
+                parent = g.structural_parent(key)  # None for repo-wide hits outside the graph
+                found = [("code", parent)] if parent is not None else []
+            elif what == "codes":
+                found = [("code", p) for p in g.code_paths(key)]
+            else:
+                found = [("memory", m) for m in g.referencing(key)]
+            self._memo[(what, key)] = found
+        return found
+
+    def intra(self, eid: str) -> list[tuple[str, str]]:
+        """R_se successors of a memory (Eq. 8)."""
+        return self._get("intra", eid)
+
+    def parent(self, path: str) -> list[tuple[str, str]]:
+        """The R_st parent of a code entity, if instantiated (Eq. 8)."""
+        return self._get("parent", path)
+
+    def codes(self, eid: str) -> list[tuple[str, str]]:
+        """R_dual: code paths of a memory (Eq. 9)."""
+        return self._get("codes", eid)
+
+    def memories(self, path: str) -> list[tuple[str, str]]:
+        """R*_dual: memories referencing a code path (Eq. 9)."""
+        return self._get("memories", path)
+
+
 class JointRecall:
     """Recall over one graph + code draft database + repository. Never mutates any of them."""
 
@@ -139,28 +179,22 @@ class JointRecall:
             ]
         return hits
 
-    def expand(self, e0: list[Hit]) -> list[Hit]:
-        """Eq. 8 then Eq. 9 over the graph. Returns only the *new* hits (E2 minus E0), in a stable order."""
-        graph = self.graph
+    def expand(self, e0: list[Hit], neighbours: "_Neighbours | None" = None) -> list[Hit]:
+        """Eq. 8 then Eq. 9 over the graph. Returns only the *new* hits (E2 minus E0), in a stable order.
+
+        ``neighbours`` memoises the graph lookups of one recall (the merged context and both
+        branch views expand overlapping sets); it never changes the result."""
+        nb = neighbours or _Neighbours(self.graph)
         seen = {(h.kind, h.id) for h in e0}
         intra: list[Hit] = []
         for h in e0:
-            if h.kind == "memory":
-                neighbours = [("memory", n) for n in sorted(graph.semantic_successors(h.id))]
-            else:
-                parent = graph.structural_parent(h.id)  # None for repo-wide hits outside the graph
-                neighbours = [("code", parent)] if parent is not None else []
-            for kind, nid in neighbours:
+            for kind, nid in (nb.intra(h.id) if h.kind == "memory" else nb.parent(h.id)):
                 if (kind, nid) not in seen:
                     seen.add((kind, nid))
                     intra.append(Hit(kind, nid, EXPANSION, STAGE_INTRA, via=h.id, routes=["r_se" if kind == "memory" else "r_st"]))
         inter: list[Hit] = []
         for h in [*e0, *intra]:
-            if h.kind == "memory":
-                neighbours = [("code", p) for p in graph.code_paths(h.id)]
-            else:
-                neighbours = [("memory", s) for s in graph.referencing(h.id)]
-            for kind, nid in neighbours:
+            for kind, nid in (nb.codes(h.id) if h.kind == "memory" else nb.memories(h.id)):
                 if (kind, nid) not in seen:
                     seen.add((kind, nid))
                     inter.append(Hit(kind, nid, EXPANSION, STAGE_INTER, via=h.id, routes=["r_dual" if kind == "code" else "r_dual_reverse"]))
@@ -181,25 +215,27 @@ class JointRecall:
                 merged[key] = h
         return list(merged.values())
 
-    def _expanded(self, initial: list[Hit]) -> list[Hit]:
+    def _expanded(self, initial: list[Hit], neighbours: "_Neighbours | None" = None) -> list[Hit]:
         """E0 (merged) plus its expansion (when ``gae``), merged; works on copies of ``initial``."""
         e0 = self.merge([replace(h, routes=list(h.routes)) for h in initial])
-        return self.merge(e0 + (self.expand(e0) if self.config.gae else []))
+        return self.merge(e0 + (self.expand(e0, neighbours) if self.config.gae else []))
 
     def retrieve(self, query_vector: np.ndarray) -> tuple[Grounding, list[Hit]]:
         """Grounding + E0 + (optional) expansion + merge; no rendering."""
         grounding, hits, _ = self.retrieve_views(query_vector)
         return grounding, hits
 
-    def retrieve_views(self, query_vector: np.ndarray) -> tuple[Grounding, list[Hit], dict[str, list[Hit]]]:
+    def retrieve_views(self, query_vector: np.ndarray, neighbours: "_Neighbours | None" = None,
+                       ) -> tuple[Grounding, list[Hit], dict[str, list[Hit]]]:
         """(grounding, the merged hits, each branch's independently expanded hits).
 
         The merged hits are what the method answers with. Each view starts from its own branch's
         initial hits (:data:`BRANCH_ROUTES`) and is expanded with its own ``seen`` set."""
         grounding, code_vector = self.ground(query_vector)
         initial = self.initial(query_vector, code_vector, grounding.used)
-        merged = self._expanded(initial)
-        views = {view: self._expanded([h for h in initial if h.routes and h.routes[0] in routes])
+        neighbours = neighbours or _Neighbours(self.graph)
+        merged = self._expanded(initial, neighbours)
+        views = {view: self._expanded([h for h in initial if h.routes and h.routes[0] in routes], neighbours)
                  for view, routes in BRANCH_ROUTES.items()}
         return grounding, merged, views
 
@@ -215,7 +251,8 @@ class JointRecall:
     def recall(self, query: str, query_vector: np.ndarray, *, system_prompt: str) -> Context:
         """The whole §2.3 pipeline -> a :class:`Context` with per-item provenance."""
         t0 = time.perf_counter()
-        grounding, hits, branch_views = self.retrieve_views(query_vector)
+        neighbours = _Neighbours(self.graph)
+        grounding, hits, branch_views = self.retrieve_views(query_vector, neighbours)
         t1 = time.perf_counter()
         memory_items: list[ContextItem] = []
         code_items: list[ContextItem] = []
@@ -229,19 +266,19 @@ class JointRecall:
                 meta["via"] = h.via
             if h.kind == "memory":
                 entity = self.graph.semantic[h.id]
-                meta["paths"] = self.graph.code_paths(h.id)
+                meta["paths"] = [path for _, path in neighbours.codes(h.id)]
                 meta["updated_turn"] = entity.updated_turn
                 memory_items.append(ContextItem("memory", h.id, entity.text, h.source, meta))
             else:
-                if self.repo is None or self.repo.get(h.id) is None:
+                entity = None if self.repo is None else self.repo.get(h.id)
+                if entity is None:
                     continue
                 text, level = self.code_text(h.id)
-                entity = self.repo.get(h.id)
                 meta.update(
                     path=h.id,
                     compression=level,
-                    code_kind=entity.kind if entity else None,
-                    language=entity.language if entity else None,
+                    code_kind=entity.kind,
+                    language=entity.language,
                     in_graph=h.id in self.graph.structural,
                     query="dual" if grounding.used and h.stage == STAGE_INITIAL else (
                         "original" if h.stage == STAGE_INITIAL else None),

@@ -5,9 +5,10 @@ repository-wide code search (``code.search.RepositoryVectors``) and ReConMem's d
 (``VectorStore``) -- goes through :func:`dot_rows` and :func:`top_k`, so scores and tie-breaks are
 the same everywhere:
 
-* scores are one single-threaded ``einsum`` mat-vec over a contiguous float32 matrix (a
-  multi-threaded BLAS mat-vec is several times *slower* on a loaded 2-core machine because its
-  threads wait for each other; a mat-vec is one memory-bound pass over the rows anyway);
+* scores are an ``einsum`` mat-vec over a contiguous float32 matrix (a multi-threaded BLAS
+  mat-vec is several times *slower* on a loaded 2-core machine because its threads wait for each
+  other, and its summation order differs from einsum's); a large matrix is scored as two row
+  halves on two threads, bit-identical to one pass (a mat-vec is memory-bound);
 * the ``k`` best rows are found with ``argpartition`` (O(n)), then every row tied with the k-th
   score is kept and the candidates are ordered by score descending, then by ``tie_keys`` (the row
   index when none are given) ascending -- deterministic, independent of ``argpartition``'s order.
@@ -19,7 +20,10 @@ was built.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -34,9 +38,37 @@ def normalize(vector: np.ndarray) -> np.ndarray:
     return q / norm if norm > 0 else q
 
 
+SPLIT_MIN_VALUES = 4_000_000  # matrices of at least this many floats (~10k x 384) are scored in two halves
+_HELPER: ThreadPoolExecutor | None = None
+_HELPER_LOCK = threading.Lock()
+
+
+def _helper() -> ThreadPoolExecutor:
+    global _HELPER
+    with _HELPER_LOCK:
+        if _HELPER is None:
+            _HELPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reconmem-dot-rows")
+        return _HELPER
+
+
 def dot_rows(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """``matrix @ vector`` computed single-threaded (einsum, SIMD): one float32 score per row."""
-    return np.einsum("ij,j->i", matrix, vector)
+    """``matrix @ vector`` by einsum (SIMD): one float32 score per row.
+
+    A large matrix (:data:`SPLIT_MIN_VALUES`) on a machine with two or more cores is scored in
+    two row halves at once -- the calling thread and one helper thread (einsum releases the GIL).
+    Each row's dot product is the same einsum inner loop either way, so the scores are
+    bit-identical to the one-pass product (``tests/code/test_vectors.py``); only the memory
+    bandwidth of two cores is used instead of one.
+    """
+    n = int(matrix.shape[0])
+    if matrix.size < SPLIT_MIN_VALUES or (os.cpu_count() or 1) < 2 or not matrix.flags.c_contiguous:
+        return np.einsum("ij,j->i", matrix, vector)
+    out = np.empty(n, dtype=np.result_type(matrix.dtype, vector.dtype))
+    half = n // 2
+    other = _helper().submit(np.einsum, "ij,j->i", matrix[half:], vector, out=out[half:])
+    np.einsum("ij,j->i", matrix[:half], vector, out=out[:half])
+    other.result()
+    return out
 
 
 def top_k(scores: np.ndarray, k: int, tie_keys: Sequence[Any] | None = None) -> list[tuple[int, float]]:

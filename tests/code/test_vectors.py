@@ -48,3 +48,22 @@ def test_vector_store_growth_reserve_and_swap_remove():
     assert [k for k, _ in store.top_k(q, 5)] == [f"k{i}" for i in expected]
     assert store.remove("k0") and not store.remove("k0") and "k299" in store and len(store) == 299
     assert [k for k, _ in store.top_k(q, 5)] == [f"k{i}" for i in expected if i != 0][:5]
+
+
+def test_a_large_matrix_scored_in_two_halves_is_bit_identical_to_one_pass(monkeypatch):
+    rng = np.random.default_rng(3)
+    matrix = rng.standard_normal((20_001, 384)).astype(np.float32)  # odd rows: unequal halves
+    query = rng.standard_normal(384).astype(np.float32)
+    assert matrix.size >= vectors.SPLIT_MIN_VALUES
+    monkeypatch.setattr(vectors.os, "cpu_count", lambda: 2)
+    split = vectors.dot_rows(matrix, query)
+    one_pass = np.einsum("ij,j->i", matrix, query)
+    assert split.dtype == one_pass.dtype and np.array_equal(split, one_pass)
+    monkeypatch.setattr(vectors, "SPLIT_MIN_VALUES", 10**12)  # the one-pass path gives the same
+    assert np.array_equal(vectors.dot_rows(matrix, query), split)
+    store = vectors.VectorStore(dim=384)
+    for i, row in enumerate(matrix[:500]):
+        store.upsert(f"m{i}", row)
+    one_pass_hits = store.top_k(query, 5)
+    monkeypatch.setattr(vectors, "SPLIT_MIN_VALUES", 1)  # a store's live-rows view (a slice) is split too
+    assert store.top_k(query, 5) == one_pass_hits and len(one_pass_hits) == 5
