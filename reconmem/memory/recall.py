@@ -65,7 +65,7 @@ class RecallConfig:
     grounding_threshold: float = 0.35
 
 
-@dataclass
+@dataclass(slots=True)
 class Hit:
     """One retrieved entity before rendering."""
 
@@ -92,39 +92,39 @@ class _Neighbours:
 
     def __init__(self, graph: DualMemoryGraph) -> None:
         self.graph = graph
-        self._memo: dict[tuple[str, str], list[tuple[str, str]]] = {}
-
-    def _get(self, what: str, key: str) -> list[tuple[str, str]]:
-        found = self._memo.get((what, key))
-        if found is None:
-            g = self.graph
-            if what == "intra":
-                found = [("memory", n) for n in sorted(g.semantic_successors(key))]
-            elif what == "parent":
-                parent = g.structural_parent(key)  # None for repo-wide hits outside the graph
-                found = [("code", parent)] if parent is not None else []
-            elif what == "codes":
-                found = [("code", p) for p in g.code_paths(key)]
-            else:
-                found = [("memory", m) for m in g.referencing(key)]
-            self._memo[(what, key)] = found
-        return found
+        self._intra: dict[str, list[tuple[str, str]]] = {}
+        self._parent: dict[str, list[tuple[str, str]]] = {}
+        self._codes: dict[str, list[tuple[str, str]]] = {}
+        self._memories: dict[str, list[tuple[str, str]]] = {}
 
     def intra(self, eid: str) -> list[tuple[str, str]]:
         """R_se successors of a memory (Eq. 8)."""
-        return self._get("intra", eid)
+        found = self._intra.get(eid)
+        if found is None:
+            found = self._intra[eid] = [("memory", n) for n in sorted(self.graph.semantic_successors(eid))]
+        return found
 
     def parent(self, path: str) -> list[tuple[str, str]]:
-        """The R_st parent of a code entity, if instantiated (Eq. 8)."""
-        return self._get("parent", path)
+        """The R_st parent of a code entity, if instantiated (Eq. 8); none for repo-wide hits outside the graph."""
+        found = self._parent.get(path)
+        if found is None:
+            parent = self.graph.structural_parent(path)
+            found = self._parent[path] = [("code", parent)] if parent is not None else []
+        return found
 
     def codes(self, eid: str) -> list[tuple[str, str]]:
         """R_dual: code paths of a memory (Eq. 9)."""
-        return self._get("codes", eid)
+        found = self._codes.get(eid)
+        if found is None:
+            found = self._codes[eid] = [("code", p) for p in self.graph.code_paths(eid)]
+        return found
 
     def memories(self, path: str) -> list[tuple[str, str]]:
         """R*_dual: memories referencing a code path (Eq. 9)."""
-        return self._get("memories", path)
+        found = self._memories.get(path)
+        if found is None:
+            found = self._memories[path] = [("memory", m) for m in self.graph.referencing(path)]
+        return found
 
 
 class JointRecall:
