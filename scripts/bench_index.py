@@ -7,6 +7,8 @@ or another process, over the same repository pays).
 With ``--embed`` (kinds default: every non-directory kind, what ReConMem embeds):
 line 3 (``embed``): entity-text building, embedding (texts computed, texts/s, model load separated)
 and the vector-cache write, into a fresh embedding cache unless ``--warm``;
+then ``embed floor``: the machine's fp32 matmul peak measured in the same run and the seconds the
+embedding's dense-layer FLOPs need at that peak (what bounds a cold embed without changing the vectors);
 line 4 (``embed cached``): a fresh index + ``entity_vectors`` over the same snapshot from the caches.
 """
 
@@ -16,6 +18,23 @@ import argparse
 import tempfile
 import time
 from pathlib import Path
+
+
+def _matmul_gflops(seconds: float = 2.0) -> float:
+    """Best-of fp32 GFLOP/s of torch matmuls shaped like MiniLM's feed-forward layer (tokens x 384 @ 384 x 1536)."""
+    import torch
+
+    a, b = torch.randn(4096, 384), torch.randn(384, 1536)
+    flop = 2 * a.shape[0] * a.shape[1] * b.shape[1]
+    best = 0.0
+    deadline = time.perf_counter() + seconds
+    with torch.inference_mode():
+        torch.matmul(a, b)  # warm-up
+        while time.perf_counter() < deadline:
+            start = time.perf_counter()
+            torch.matmul(a, b)
+            best = max(best, flop / (time.perf_counter() - start) / 1e9)
+    return best
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
               f"computed={stats['computed']} disk_hits={stats['disk_hits']}")
         print(f"embed work {repo.name}: {pieces} word pieces (cap {cap}, mean {pieces / max(len(texts), 1):.0f}/text) x "
               f"{dense / 1e6:.1f}M dense parameters = {gflop:,.0f} GFLOP -> {gflop / max(embed_s, 1e-9):.1f} GFLOP/s achieved")
+        peak = _matmul_gflops()
+        print(f"embed floor {repo.name}: this machine's torch fp32 matmul peak (MiniLM FFN shape) {peak:.1f} GFLOP/s -> "
+              f"the dense layers alone need >= {gflop / peak:.0f} s at peak (achieved {100 * gflop / max(embed_s, 1e-9) / peak:.0f}% "
+              f"of it); index+embed in 30 s would need {gflop / 30:.0f} GFLOP/s ({gflop / 30 / peak:.1f}x the peak)")
         print(f"index+embed {repo.name} cold: {t['total'] + total:.1f} s (+ model load {load_s:.1f} s)")
         started = time.perf_counter()
         second = RepositoryIndex.build(repo, cache_dir=Path(tmp) / "index", **opts)

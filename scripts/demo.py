@@ -30,6 +30,29 @@ def _fmt(v: object, pct: bool = False) -> str:
     return str(v)
 
 
+def _time_split(method: str, run_dir: str) -> str:
+    """One line: the samples' wall seconds and how much of it the uncached model calls took, by purpose."""
+    from pathlib import Path
+
+    from benchmarks.records import read_ledger, read_result
+
+    wall, by_purpose = 0.0, {}
+    for sample_dir in sorted(Path(run_dir, "samples").iterdir()):
+        result = read_result(sample_dir)
+        if result is None:
+            continue
+        wall += float(result.get("wall_seconds") or 0.0)
+        for event in read_ledger(sample_dir):
+            if event.get("attempt") == result.get("attempt") and not event.get("cached"):
+                purpose = str(event.get("purpose"))
+                by_purpose[purpose] = by_purpose.get(purpose, 0.0) + float(event.get("seconds") or 0.0)
+    llm = sum(by_purpose.values())
+    parts = ", ".join(f"{k} {v:.0f} s" for k, v in sorted(by_purpose.items(), key=lambda kv: -kv[1]))
+    share = f"{100 * llm / wall:.0f}%" if wall else "n/a"
+    return (f"time {method}: samples {wall:.0f} s, of which model calls {llm:.0f} s ({share}: {parts or 'all cached'}); "
+            f"the rest is retrieval, memory, embedding, tests")
+
+
 def main(argv: list[str] | None = None) -> int:
     from hydra import compose, initialize_config_dir
 
@@ -71,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         if s.get("errors"):
             for e in s["errors"]:
                 print(f"  error in {e['sample_id']}: {e['error']}")
+    print()
+    for method in METHODS:
+        print(_time_split(method, summaries[method]["run_dir"]))
     print(f"\ndemo: wall time {wall:.0f} s; records in {os.path.dirname(os.path.dirname(full_dir))}/<method>/demo")
     return 0 if all(not s.get("errors") for s in summaries.values()) else 1
 
