@@ -9,7 +9,7 @@ sample present in either run, every record file (``result.json``, ``conversation
 dropping what measures time or bookkeeping rather than behaviour:
 
 * keys :data:`VOLATILE_KEYS` anywhere (``seconds``, ``wall_seconds``, ``timing_ms``, ``attempt``,
-  ``cached``, ``cached_calls``, ...);
+  ``cached``, ``cached_calls``, llama.cpp's ``prefilled_tokens`` / ``restored_tokens``, ``retries``);
 * pytest's duration line ("1 failed in 0.04s") inside test logs.
 
 Everything else -- every reply, every context item and its score, every token count, every
@@ -30,6 +30,9 @@ RECORD_FILES = ("result.json", "conversation.jsonl", "contexts.jsonl", "memory.j
 VOLATILE_KEYS = frozenset({
     "seconds", "wall_seconds", "timing_ms", "attempt", "cached", "cached_calls", "started", "finished",
     "elapsed_seconds", "duration_seconds",
+    # how much work llama.cpp did, not what it answered: depends on its prompt cache's state (a resumed
+    # run starts it empty) -- and retries depend on the network
+    "prefilled_tokens", "restored_tokens", "retries",
 })
 _PYTEST_DURATION = re.compile(r"\bin \d+(?:\.\d+)?s\b")
 

@@ -36,7 +36,7 @@ def _time_split(method: str, run_dir: str) -> str:
 
     from benchmarks.records import read_ledger, read_result
 
-    wall, by_purpose = 0.0, {}
+    wall, by_purpose, prompt, prefilled, calls = 0.0, {}, 0, 0, 0
     for sample_dir in sorted(Path(run_dir, "samples").iterdir()):
         result = read_result(sample_dir)
         if result is None:
@@ -46,11 +46,19 @@ def _time_split(method: str, run_dir: str) -> str:
             if event.get("attempt") == result.get("attempt") and not event.get("cached"):
                 purpose = str(event.get("purpose"))
                 by_purpose[purpose] = by_purpose.get(purpose, 0.0) + float(event.get("seconds") or 0.0)
+                if "prefilled_tokens" in event:  # llama.cpp reported what it evaluated
+                    calls += 1
+                    prompt += int(event.get("input_tokens") or 0)
+                    prefilled += int(event.get("prefilled_tokens") or 0)
     llm = sum(by_purpose.values())
     parts = ", ".join(f"{k} {v:.0f} s" for k, v in sorted(by_purpose.items(), key=lambda kv: -kv[1]))
     share = f"{100 * llm / wall:.0f}%" if wall else "n/a"
-    return (f"time {method}: samples {wall:.0f} s, of which model calls {llm:.0f} s ({share}: {parts or 'all cached'}); "
+    line = (f"time {method}: samples {wall:.0f} s, of which model calls {llm:.0f} s ({share}: {parts or 'all cached'}); "
             f"the rest is retrieval, memory, embedding, tests")
+    if calls:
+        line += (f"; llama.cpp prefilled {prefilled:,} of {prompt:,} prompt tokens ({100 * prefilled / max(prompt, 1):.0f}%, "
+                 f"{prefilled / calls:.0f} per call), the rest restored from its prompt cache")
+    return line
 
 
 def main(argv: list[str] | None = None) -> int:

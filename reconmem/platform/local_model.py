@@ -539,7 +539,9 @@ def _complete(litellm: Any, model: str, messages: list, optional_params: Mapping
                                       llm_provider=PROVIDER) from exc
     choice = (reply.get("choices") or [{}])[0]
     usage = reply.get("usage") or {}
+    extra = {"timings": dict(reply["timings"])} if isinstance(reply.get("timings"), Mapping) else {}
     return litellm.ModelResponse(
+        **extra,  # llama.cpp's prompt_n / cache_n: the ledger's prefilled_tokens / restored_tokens
         id=reply.get("id") or f"local-{uuid.uuid4().hex}",
         created=int(reply.get("created") or time.time()),
         model=f"{PROVIDER}/{name}",

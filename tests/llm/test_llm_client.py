@@ -24,6 +24,7 @@ from reconmem.platform.llm import (
     classify_error,
     request_key,
 )
+from reconmem.platform.llm.client import prefill_counts
 from reconmem.platform.testing import ScriptedLLM
 
 REPO = Path(__file__).resolve().parents[2]
@@ -242,6 +243,20 @@ def test_concurrency_cap():
     for t in threads:
         t.join()
     assert peak[0] == 2 and len(client.ledger) == 6
+
+
+def test_llama_cpp_timings_become_prefilled_and_restored_tokens_in_the_ledger():
+    class LlamaCpp(FlakyClient):
+        def _transport(self, request, *, purpose):
+            return Completion(text="ok", usage=Usage(120, 4), raw={"timings": {"prompt_n": 20, "cache_n": 100}})
+
+    client = LlamaCpp([])
+    client.chat(MSGS, purpose="turn_generation")
+    event = client.ledger.events[0]
+    assert (event["prefilled_tokens"], event["restored_tokens"], event["input_tokens"]) == (20, 100, 120)
+    other = FlakyClient([])  # a provider without timings: no such fields
+    other.chat(MSGS, purpose="judge")
+    assert "prefilled_tokens" not in other.ledger.events[0] and prefill_counts({"timings": {}}) == {}
 
 
 # ------------------------------------------------------------------------------ construction

@@ -57,6 +57,15 @@ MESSAGE_OVERHEAD_TOKENS = 4
 REPLY_PRIMING_TOKENS = 3  # <|im_start|>assistant\n
 
 
+def prefill_counts(raw: Mapping[str, Any]) -> dict[str, int]:
+    """llama.cpp servers' ``timings``: prompt tokens evaluated (``prefilled_tokens``) and restored from
+    the prompt cache (``restored_tokens``) for this call; ``{}`` for providers that do not report them."""
+    timings = raw.get("timings") if isinstance(raw, Mapping) else None
+    if not isinstance(timings, Mapping) or timings.get("prompt_n") is None:
+        return {}
+    return {"prefilled_tokens": int(timings.get("prompt_n") or 0), "restored_tokens": int(timings.get("cache_n") or 0)}
+
+
 class LLMClient:
     """The single path to a backbone. Thread-safe; share one per backbone per run.
 
@@ -150,7 +159,8 @@ class LLMClient:
         if key is not None:
             self.cache.put(key, {**response_to_cache(response), "seconds": round(seconds, 6)},
                            model=self.spec.model, purpose=purpose)
-        extra = {"retries": retries} if retries else {}
+        extra: dict[str, Any] = {"retries": retries} if retries else {}
+        extra.update(prefill_counts(completion.raw))
         self.ledger.record(purpose, usage, cached=False, model=response.model, seconds=seconds, backbone=self.spec.name,
                            cost_usd=price.cost(usage.input_tokens, usage.output_tokens), **extra)
         return response
