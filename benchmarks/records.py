@@ -153,6 +153,7 @@ class Manifest(TypedDict, total=False):
     model_labels: dict[str, str | None]
     scripted: bool              # any of models starts with "scripted/": never a benchmark number
     hide_task_tests: bool | None
+    local_models: dict[str, dict[str, Any]]  # role -> llama.cpp settings (threads, n_ctx, prompt_cache ...); only roles on a local model
     shard: str | None           # "i/n" in a shard file; null (unsharded) or "n shards" in the merged view
     n_shards: int | None
     n_selected: int

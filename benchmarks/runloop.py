@@ -38,7 +38,7 @@ import time
 import traceback
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -358,6 +358,9 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
         "shard": None, "n_shards": None, "n_selected": len(samples),
         **provenance(bench.data_files(cfg)),
     }
+    local = _local_runtimes(cfg, models)
+    if local:
+        manifest["local_models"] = local
     if bench.family == "locoeval" and cfg.get("executor") is not None:
         manifest["executor"] = _executor_record(cfg, str(manifest.get("python") or ""))
     config_text = OmegaConf.to_yaml(cfg, resolve=True)
@@ -373,6 +376,22 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
     records.atomic_write_text(run_path / records.CONFIG, config_text)
     records.atomic_write_json(run_path / records.MANIFEST, manifest)
     return manifest
+
+
+def _local_runtimes(cfg: Any, models: Mapping[str, Any]) -> dict[str, Any]:
+    """Role -> the llama.cpp settings that decide a local model's outputs (threads, n_ctx, prompt
+    reuse ...), for every role of this run served by an in-process model."""
+    from omegaconf import OmegaConf
+
+    from reconmem.platform.local_model import runtime_settings
+
+    out = {}
+    for role, key in (("backbone", "backbone"), ("user", "user_backbone"), ("judge", "judge_backbone")):
+        node = cfg.get(key)
+        local = node.get("local") if node is not None and models.get(role) else None
+        if local is not None:
+            out[role] = runtime_settings(OmegaConf.to_container(local, resolve=True) if OmegaConf.is_config(local) else local)
+    return out
 
 
 def _executor_record(cfg: Any, python: str) -> dict[str, Any]:

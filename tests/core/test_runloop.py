@@ -223,3 +223,22 @@ def test_json_failure_counter_sees_the_real_clients_failures():
         logging.getLogger("reconmem").removeHandler(counter)
     assert (counter.pop("a1"), counter.pop("a2"), counter.pop("a3")) == (1, 1, 0)
     assert sum(llm.json_failures.values()) == 2
+
+
+def test_manifest_records_the_local_models_runtime_per_role():
+    """Threads, n_ctx and prompt reuse decide a local model's greedy outputs: the manifest names them."""
+    from omegaconf import OmegaConf
+
+    from benchmarks.runloop import _local_runtimes
+
+    cfg = OmegaConf.create({
+        "backbone": {"name": "local", "local": {"gguf_name": "m.gguf", "threads": 2, "n_ctx": 8192}},
+        "user_backbone": {"name": "gemini", "model": "gemini/gemini-2.5-flash"},
+        "judge_backbone": {"name": "local", "local": {"gguf_name": "m.gguf", "threads": 1, "prompt_cache": False}},
+    })
+    models = {"backbone": "local/m", "user": "gemini/gemini-2.5-flash", "judge": None}
+    out = _local_runtimes(cfg, models)
+    assert set(out) == {"backbone"}  # the user is remote; the judge role is not used by this run
+    assert out["backbone"]["threads"] == 2 and out["backbone"]["n_ctx"] == 8192 and out["backbone"]["prompt_cache"] is True
+    out = _local_runtimes(cfg, {**models, "judge": "local/m"})
+    assert out["judge"]["threads"] == 1 and out["judge"]["prompt_cache"] is False
