@@ -43,6 +43,15 @@ _HELPER: ThreadPoolExecutor | None = None
 _HELPER_LOCK = threading.Lock()
 
 
+def _forget_helper() -> None:
+    """In a forked child the parent's helper thread does not exist: start a new one on first use."""
+    global _HELPER, _HELPER_LOCK
+    _HELPER, _HELPER_LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_helper)
+
+
 def _helper() -> ThreadPoolExecutor:
     global _HELPER
     with _HELPER_LOCK:

@@ -67,3 +67,25 @@ def test_a_large_matrix_scored_in_two_halves_is_bit_identical_to_one_pass(monkey
     one_pass_hits = store.top_k(query, 5)
     monkeypatch.setattr(vectors, "SPLIT_MIN_VALUES", 1)  # a store's live-rows view (a slice) is split too
     assert store.top_k(query, 5) == one_pass_hits and len(one_pass_hits) == 5
+
+
+def test_split_scoring_works_in_a_forked_child_after_use_in_the_parent(monkeypatch):
+    """The helper thread does not survive fork(); a child must not wait on it forever."""
+    import multiprocessing as mp
+
+    monkeypatch.setattr(vectors, "SPLIT_MIN_VALUES", 1)
+    monkeypatch.setattr(vectors.os, "cpu_count", lambda: 2)
+    matrix = np.arange(40, dtype=np.float32).reshape(10, 4)
+    query = np.ones(4, dtype=np.float32)
+    expected = np.einsum("ij,j->i", matrix, query)
+    assert np.array_equal(vectors.dot_rows(matrix, query), expected)  # the parent's helper exists now
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        result = pool.apply_async(_child_dot_rows, (matrix, query)).get(timeout=60)
+    assert np.array_equal(result, expected)
+
+
+def _child_dot_rows(matrix, query):
+    vectors.SPLIT_MIN_VALUES = 1
+    vectors.os.cpu_count = lambda: 2
+    return vectors.dot_rows(matrix, query)
