@@ -176,7 +176,7 @@ def run_issue(
                           system_prompt=system_prompt, context_window=maintainer_llm.context_window,
                           repo_context_k=settings.repo_context_k,
                           meta={"no_recall_first_turn": True, "benchmark": "cab", "repo": issue.repo,
-                                "repo_root": str(repo_root)})
+                                "repo_root": str(repo_root)}, repo_name=issue.repo or None)
         with ledger.tags(role="memory"):
             manager.start(session)
         user = UserAgent(user_llm, issue, max_tokens=settings.user_max_tokens)

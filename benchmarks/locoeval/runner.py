@@ -131,12 +131,20 @@ def sample_index(sample: Sample, cache_dir: Path, *, hide_task_tests: bool = Fal
         return _INDEX_CACHE[key]
 
 
+def _snapshot_name(sample: Sample) -> str:
+    """The repository's name as its user has it: the snapshot directory (e.g. ``boltons-23.1.1``),
+    not the blanked copy the harness indexes (whose name carries a hash of its cache path)."""
+    from benchmarks.locoeval.repo import snapshot_root
+
+    return snapshot_root(sample.repo_spec).name
+
+
 def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, evaluate: Evaluator,
                out_dir: str | Path, user: MockUser | None = None, repo_index: Any = None,
                system_prompt: str | None = None, repo_context_k: int = 0,
                turn_max_tokens: int | None = None, task_max_tokens: int | None = None,
                context_window: int | None = None, purpose_max_tokens: Mapping[str, int] | None = None,
-               progress: bool = True) -> dict[str, Any]:
+               progress: bool = True, repo_name: str | None = None) -> dict[str, Any]:
     """Run one sample end to end and write its conversation / context / memory / test records.
 
     Raises on any failure (the run loop records ``status: error``). Neither ``result.json`` nor
@@ -162,6 +170,7 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
         system_prompt=system_prompt or load_prompt("response_system"),
         context_window=int(context_window or llm.context_window), repo_context_k=int(repo_context_k),
         meta={"benchmark": "locoeval", "project": sample.project_path},
+        repo_name=repo_name or Path(sample.project_path).name or None,
     )
     n_turns, n_tasks = len(sample.outline), len(sample.tasks)
     bar = None
@@ -351,6 +360,7 @@ class LoCoEval(Benchmark):
             system_prompt=_system_prompt(bench),
             turn_max_tokens=bench.get("turn_max_tokens"), task_max_tokens=bench.get("task_max_tokens"),
             purpose_max_tokens=_plain(bench.get("purpose_max_tokens")), progress=env.progress,
+            repo_name=_snapshot_name(sample),
         )
 
     def error_result(self, sample: Sample) -> dict[str, Any]:

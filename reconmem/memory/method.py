@@ -164,7 +164,7 @@ class ReConMem(ContextManager):
         code_vectors = (
             RepositoryVectors(session.repo, session.embedder, self.code_kinds) if session.repo is not None else None
         )
-        repository_name = session.repo.root.name if session.repo is not None else session.sample_id
+        repository_name = session.repo_name or ("repository" if session.repo is not None else session.sample_id)
         self.constructor = MemoryConstructor(
             self.graph,
             self.drafts,

@@ -106,6 +106,10 @@ class Session:
     context_window: int = 32768
     repo_context_k: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
+    # The repository's name as its user knows it (LoCoEval: the snapshot, "boltons-23.1.1"; CAB:
+    # "owner/name"). Never derived from where the harness keeps its copy: that path differs per
+    # machine and cache directory, and a prompt naming it made results depend on it.
+    repo_name: str | None = None
 
 
 class ContextManager(abc.ABC):
