@@ -10,7 +10,9 @@ dropping what measures time or bookkeeping rather than behaviour:
 
 * keys :data:`VOLATILE_KEYS` anywhere (``seconds``, ``wall_seconds``, ``timing_ms``, ``attempt``,
   ``cached``, ``cached_calls``, llama.cpp's ``prefilled_tokens`` / ``restored_tokens``, ``retries``);
-* pytest's duration line ("1 failed in 0.04s") inside test logs.
+* in strings: pytest's duration ("1 failed in 0.04s"), the sandbox's temporary run directory
+  (``/tmp/reconmem-run-<random>/``), object addresses (``<function f at 0x7f...>``) and UUIDs (a
+  project's own test may print ``uuid4()``) -- they vary per process.
 
 Everything else -- every reply, every context item and its score, every token count, every
 verdict -- must be equal. Prints one line per file that differs (with the first differing JSON
@@ -35,16 +37,20 @@ VOLATILE_KEYS = frozenset({
     "prefilled_tokens", "restored_tokens", "retries",
 })
 _PYTEST_DURATION = re.compile(r"\bin \d+(?:\.\d+)?s\b")
+_ADDRESS = re.compile(r"\b0x[0-9a-f]{6,16}\b")  # object reprs in pytest's assertion output
+_RUN_DIR = re.compile(r"reconmem-run-[A-Za-z0-9_]+")  # the sandbox's per-run temporary directory
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")  # a project test's uuid4()
 
 
 def normalised(value: Any) -> Any:
-    """``value`` without :data:`VOLATILE_KEYS` and with pytest durations blanked."""
+    """``value`` without :data:`VOLATILE_KEYS`; durations, addresses and UUIDs in strings blanked."""
     if isinstance(value, dict):
         return {k: normalised(v) for k, v in value.items() if k not in VOLATILE_KEYS}
     if isinstance(value, list):
         return [normalised(v) for v in value]
     if isinstance(value, str):
-        return _PYTEST_DURATION.sub("in <t>s", value)
+        value = _RUN_DIR.sub("reconmem-run-<tmp>", _PYTEST_DURATION.sub("in <t>s", value))
+        return _UUID.sub("<uuid>", _ADDRESS.sub("0x<addr>", value))
     return value
 
 

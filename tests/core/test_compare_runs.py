@@ -16,7 +16,9 @@ def _write_run(root: Path, *, seconds: float, reply: str, pytest_time: str, scor
     (sample / "conversation.jsonl").write_text(json.dumps({"turn": 1, "assistant": reply}) + "\n")
     (sample / "contexts.jsonl").write_text(json.dumps({"turn": 1, "context": {"items": [{"meta": {"score": score}}],
                                                                               "meta": {"timing_ms": {"retrieve": seconds}}}}) + "\n")
-    (sample / "tests.json").write_text(json.dumps([{"log": f"F\n1 failed in {pytest_time}s\n"}]))
+    (sample / "tests.json").write_text(json.dumps([{"log": f"F\nwhere True = <function is_uuid at 0x7f8b3d80{int(seconds * 10):04d}>"
+                                                           f"(UUID('775c29b2-9fb3-45e3-a7d1-b122178e{int(seconds * 10):04d}'))"
+                                                           f"\nfrom '/tmp/reconmem-run-x{int(seconds * 10)}q/tree/m.py'\n1 failed in {pytest_time}s\n"}]))
     (sample / "ledger.jsonl").write_text(json.dumps({"purpose": "turn_generation", "seconds": seconds, "cached": False}) + "\n")
     return root
 
