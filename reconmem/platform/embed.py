@@ -77,11 +77,12 @@ def load_model(model_path: str | None = None) -> Any:
 
 
 def token_length_groups(model: Any, texts: Sequence[str], chunk: int = 512) -> list[list[int]]:
-    """Indices of ``texts`` grouped by token count as the model's own tokenizer truncates them
-    (``model.tokenize``: strip, truncation at ``max_seq_length``), shortest first."""
+    """Indices of ``texts`` grouped by token count as the model's own preprocessing truncates them
+    (``model.preprocess``: strip, truncation at ``max_seq_length``), shortest first."""
+    tokenize = getattr(model, "preprocess", None) or model.tokenize  # what encode() runs (``tokenize`` before ST 6)
     groups: dict[int, list[int]] = {}
     for start in range(0, len(texts), chunk):
-        mask = model.tokenize(list(texts[start:start + chunk]))["attention_mask"]
+        mask = tokenize(list(texts[start:start + chunk]))["attention_mask"]
         for offset, length in enumerate(mask.sum(dim=1).tolist()):
             groups.setdefault(int(length), []).append(start + offset)
     return [groups[length] for length in sorted(groups)]

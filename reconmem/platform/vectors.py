@@ -90,7 +90,7 @@ def top_k(scores: np.ndarray, k: int, tie_keys: Sequence[Any] | None = None) -> 
     if k <= 0 or m == 0:
         return []
     if k < m:
-        part = np.argpartition(-scores, k - 1)[:k]
+        part = np.argpartition(scores, m - k)[m - k:]  # the k largest (no negated copy of the scores)
         kth = scores[part].min()
         part = np.flatnonzero(scores >= kth)  # every row tied with the k-th, for a stable tie-break
     else:
