@@ -1,5 +1,6 @@
 """A method's prompts are a function of the exchange and the repository, not of where the harness
-keeps its files: the same sample run under two cache directories sends byte-identical prompts, and
+keeps its files: the same sample run under two cache directories, with the repository snapshot at
+two paths, sends byte-identical prompts, and
 no prompt names a harness path. (ReConMem's memory prompts named the repository after the blanked
 copy's directory, ``boltons-23.1.1-<hash of the cache path>``, so two machines or two
 ``RECONMEM_CACHE`` settings gave different prompts and different replies.) Scripted replies."""
