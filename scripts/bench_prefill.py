@@ -68,6 +68,7 @@ def trace(turns: int) -> list[tuple[str, list[dict[str, str]]]]:
 
 def replay(local: dict[str, Any], calls: list, *, reuse: bool, max_tokens: int) -> tuple[list[str], dict, float]:
     """Run ``calls`` on a freshly loaded model; (reply texts, per-purpose counts, seconds)."""
+    from reconmem.platform.llm.response import prefill_counts
     from reconmem.platform.local_model import LocalModel, effective_n_ctx, resolve_gguf, resolve_threads
 
     model = LocalModel(resolve_gguf(local), n_ctx=effective_n_ctx(local), threads=resolve_threads(local.get("threads")),
@@ -80,12 +81,12 @@ def replay(local: dict[str, Any], calls: list, *, reuse: bool, max_tokens: int) 
         if not reuse:
             body["cache_prompt"] = False
         reply = model.chat(body)
-        timings = reply.get("timings") or {}
+        prefill = prefill_counts(reply)
         row = counts[purpose]
         row["calls"] += 1
         row["prompt"] += int((reply.get("usage") or {}).get("prompt_tokens") or 0)
-        row["prefilled"] += int(timings.get("prompt_n") or 0)
-        row["restored"] += int(timings.get("cache_n") or 0)
+        row["prefilled"] += prefill.get("prefilled_tokens", 0)
+        row["restored"] += prefill.get("restored_tokens", 0)
         texts.append(((reply.get("choices") or [{}])[0].get("message") or {}).get("content") or "")
     seconds = time.perf_counter() - started
     model.close()

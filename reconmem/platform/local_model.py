@@ -377,12 +377,15 @@ class LocalModel:
         return reply
 
     def _count(self, reply: Mapping[str, Any]) -> None:
+        from reconmem.platform.llm.response import prefill_counts
+
         timings = reply.get("timings") or {}
         usage = reply.get("usage") or {}
+        prefill = prefill_counts(reply)
         self.stats["calls"] += 1
         self.stats["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
-        self.stats["prefilled_tokens"] += int(timings.get("prompt_n") or 0)
-        self.stats["cached_tokens"] += int(timings.get("cache_n") or 0)
+        self.stats["prefilled_tokens"] += prefill.get("prefilled_tokens", 0)
+        self.stats["cached_tokens"] += prefill.get("restored_tokens", 0)
         self.stats["generated_tokens"] += int(timings.get("predicted_n") or 0)
 
     def tokenize(self, text: str) -> list[int]:

@@ -24,7 +24,7 @@ from reconmem.platform.llm import (
     classify_error,
     request_key,
 )
-from reconmem.platform.llm.client import prefill_counts
+from reconmem.platform.llm.response import prefill_counts
 from reconmem.platform.testing import ScriptedLLM
 
 REPO = Path(__file__).resolve().parents[2]

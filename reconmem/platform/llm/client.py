@@ -47,7 +47,8 @@ from reconmem.platform.llm.errors import (
 )
 from reconmem.platform.llm.ledger import UsageLedger
 from reconmem.platform.llm.pricing import Price, Pricing, default_pricing
-from reconmem.platform.llm.response import Completion, LLMResponse, Usage, response_from_cache, response_to_cache
+from reconmem.platform.llm.response import (Completion, LLMResponse, Usage, prefill_counts, response_from_cache,
+                                             response_to_cache)
 from reconmem.platform.llm.spec import BackboneSpec
 
 log = logging.getLogger(__name__)
@@ -55,15 +56,6 @@ log = logging.getLogger(__name__)
 # token overhead of one chat message in ChatML-style templates (<|im_start|>role\n ... <|im_end|>\n)
 MESSAGE_OVERHEAD_TOKENS = 4
 REPLY_PRIMING_TOKENS = 3  # <|im_start|>assistant\n
-
-
-def prefill_counts(raw: Mapping[str, Any]) -> dict[str, int]:
-    """llama.cpp servers' ``timings``: prompt tokens evaluated (``prefilled_tokens``) and restored from
-    the prompt cache (``restored_tokens``) for this call; ``{}`` for providers that do not report them."""
-    timings = raw.get("timings") if isinstance(raw, Mapping) else None
-    if not isinstance(timings, Mapping) or timings.get("prompt_n") is None:
-        return {}
-    return {"prefilled_tokens": int(timings.get("prompt_n") or 0), "restored_tokens": int(timings.get("cache_n") or 0)}
 
 
 class LLMClient:

@@ -59,3 +59,12 @@ def response_from_cache(data: Mapping[str, Any]) -> LLMResponse:
                                                             int(usage.get("output_tokens", 0))),
                        tool_calls=list(data.get("tool_calls") or []), cached=True, model=data.get("model", ""),
                        raw=dict(data.get("raw") or {}), finish_reason=data.get("finish_reason"))
+
+
+def prefill_counts(raw: Mapping[str, Any]) -> dict[str, int]:
+    """llama.cpp servers' ``timings``: prompt tokens evaluated (``prefilled_tokens``) and restored from
+    the prompt cache (``restored_tokens``) for this call; ``{}`` for providers that do not report them."""
+    timings = raw.get("timings") if isinstance(raw, Mapping) else None
+    if not isinstance(timings, Mapping) or timings.get("prompt_n") is None:
+        return {}
+    return {"prefilled_tokens": int(timings.get("prompt_n") or 0), "restored_tokens": int(timings.get("cache_n") or 0)}
