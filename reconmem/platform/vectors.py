@@ -39,6 +39,7 @@ def normalize(vector: np.ndarray) -> np.ndarray:
 
 
 SPLIT_MIN_VALUES = 4_000_000  # matrices of at least this many floats (~10k x 384) are scored in two halves
+CORES = os.cpu_count() or 1  # read once: os.cpu_count() costs ~50 us, paid on every large mat-vec otherwise
 _HELPER: ThreadPoolExecutor | None = None
 _HELPER_LOCK = threading.Lock()
 
@@ -70,7 +71,7 @@ def dot_rows(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     bandwidth of two cores is used instead of one.
     """
     n = int(matrix.shape[0])
-    if matrix.size < SPLIT_MIN_VALUES or (os.cpu_count() or 1) < 2 or not matrix.flags.c_contiguous:
+    if matrix.size < SPLIT_MIN_VALUES or CORES < 2 or not matrix.flags.c_contiguous:
         return np.einsum("ij,j->i", matrix, vector)
     out = np.empty(n, dtype=np.result_type(matrix.dtype, vector.dtype))
     half = n // 2

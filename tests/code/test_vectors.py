@@ -55,7 +55,7 @@ def test_a_large_matrix_scored_in_two_halves_is_bit_identical_to_one_pass(monkey
     matrix = rng.standard_normal((20_001, 384)).astype(np.float32)  # odd rows: unequal halves
     query = rng.standard_normal(384).astype(np.float32)
     assert matrix.size >= vectors.SPLIT_MIN_VALUES
-    monkeypatch.setattr(vectors.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(vectors, "CORES", 2)
     split = vectors.dot_rows(matrix, query)
     one_pass = np.einsum("ij,j->i", matrix, query)
     assert split.dtype == one_pass.dtype and np.array_equal(split, one_pass)
@@ -74,7 +74,7 @@ def test_split_scoring_works_in_a_forked_child_after_use_in_the_parent(monkeypat
     import multiprocessing as mp
 
     monkeypatch.setattr(vectors, "SPLIT_MIN_VALUES", 1)
-    monkeypatch.setattr(vectors.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(vectors, "CORES", 2)
     matrix = np.arange(40, dtype=np.float32).reshape(10, 4)
     query = np.ones(4, dtype=np.float32)
     expected = np.einsum("ij,j->i", matrix, query)
@@ -87,5 +87,5 @@ def test_split_scoring_works_in_a_forked_child_after_use_in_the_parent(monkeypat
 
 def _child_dot_rows(matrix, query):
     vectors.SPLIT_MIN_VALUES = 1
-    vectors.os.cpu_count = lambda: 2
+    vectors.CORES = 2
     return vectors.dot_rows(matrix, query)
