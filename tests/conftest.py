@@ -1,4 +1,8 @@
-"""Shared fixtures: real data from ../shared (tests may read it) and a real PyPI project."""
+"""Shared fixtures: the real data shipped under tests/data/ (DevEval, CAB) and a real PyPI project.
+
+Every test runs on the shipped data, so a clone with no ../shared runs the whole suite with the same
+results. ``deveval_full_data`` is the full DevEval file when this machine has it (../shared or the
+fetched copy), for the checks that the shipped subset was cut from it verbatim."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+TEST_DATA = REPO_ROOT / "tests" / "data"
 SHARED = Path(os.environ.get("RECONMEM_SHARED", REPO_ROOT.parent / "shared"))
 
 # The real open-source project the index / method tests run on (a DevEval project, PyPI sdist).
@@ -19,12 +24,33 @@ BOLTONS = ("boltons", "23.1.1", "d2cb2fa83cf2ebe791be1e284183e8a43a1031355156a96
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI: shared data directory not found at {SHARED} (set RECONMEM_SHARED)")
-        pytest.skip(f"shared data directory not found at {SHARED} (set RECONMEM_SHARED)")
-    return SHARED
+def deveval_data() -> Path:
+    """DevEval's task records of the projects the tests use (tests/data/deveval/PROVENANCE.md)."""
+    return TEST_DATA / "deveval" / "data.jsonl"
+
+
+@pytest.fixture(scope="session")
+def cab_data() -> Path:
+    """The CodeAssistBench data files, unmodified (tests/data/cab/PROVENANCE.md)."""
+    return TEST_DATA / "cab"
+
+
+@pytest.fixture(scope="session")
+def deveval_full_data() -> Path | None:
+    """DevEval's full data.jsonl when this machine has it (../shared, else the fetched copy), else None."""
+    from benchmarks.deveval.tasks import default_data_path
+
+    for path in (SHARED / "data" / "deveval" / "data.jsonl", default_data_path()):
+        if path.is_file():
+            return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def shared_manifest() -> Path | None:
+    """The manifest in ../shared the shipped one started from, when ../shared exists, else None."""
+    path = SHARED / "data" / "deveval" / "pypi_sources.json"
+    return path if path.is_file() else None
 
 
 @pytest.fixture(scope="session")

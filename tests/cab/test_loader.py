@@ -1,4 +1,4 @@
-"""CAB loader on the real shared data files and on malformed records."""
+"""CAB loader on the real data files (shipped in tests/data/cab) and on malformed records."""
 
 from __future__ import annotations
 
@@ -9,13 +9,27 @@ from pathlib import Path
 import pytest
 
 from benchmarks.cab.loader import CabDataError, issue_text, load_issues, normalize_language, parse_record
+from reconmem.platform.downloads import sha256_file
 
 HERE = Path(__file__).parent
+# the upstream files (tests/data/cab/PROVENANCE.md)
+UPSTREAM_SHA256 = {
+    "cab_verified_lenient.jsonl": "cc8b6892ab497fa51fa7483d338d82fc7580bdd834ea76fa4d611d8856a73c9c",
+    "cab_verified_strict.jsonl": "f8ac549dc2dae4082133cb0e399f81a5cbcce8e8ddd1b5a133aa95a2a69f0187",
+    "cab_verified_v3.jsonl": "cf63909b3f61047667bcf3861fc68c64e5f376cc18a687684588f91fca4dc0d0",
+}
 
 
 @pytest.fixture(scope="module")
-def cab_dir(shared_dir: Path) -> Path:
-    return shared_dir / "data" / "cab"
+def cab_dir(cab_data: Path) -> Path:
+    return cab_data
+
+
+def test_shipped_files_are_the_upstream_files_with_their_licence(cab_dir):
+    assert {p.name: sha256_file(p) for p in sorted(cab_dir.glob("*.jsonl"))} == UPSTREAM_SHA256
+    licence = (cab_dir / "LICENSE").read_text()
+    assert "Apache License" in licence and "Version 2.0, January 2004" in licence
+    assert (cab_dir / "NOTICE").read_text().strip() == "Copyright Amazon.com, Inc. or its affiliates. All Rights Reserved."
 
 
 def test_v3_all_records_parse(cab_dir):

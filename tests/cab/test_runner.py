@@ -67,9 +67,9 @@ def test_run_benchmark_records_and_resume(tmp_path):
     assert again["evaluated"] == 1 and again["init_failed_count"] == 1
 
 
-def test_run_benchmark_real_v3_offline_is_init_failed(tmp_path, shared_dir):
+def test_run_benchmark_real_v3_offline_is_init_failed(tmp_path, cab_data):
     """No GitHub access here: real v3 issues are init_failed (recorded, excluded from the denominator)."""
-    cfg = _cfg(tmp_path, f"benchmark.data={shared_dir / 'data' / 'cab' / 'cab_verified_v3.jsonl'}", "run.limit=3",
+    cfg = _cfg(tmp_path, f"benchmark.data={cab_data / 'cab_verified_v3.jsonl'}", "run.limit=3",
                "benchmark.repo_url_template='file:///nonexistent/{owner}/{name}'")
     summary = run_benchmark(cfg)
     assert summary["issues_selected"] == 3 and summary["init_failed_count"] == 3 and summary["evaluated"] == 0

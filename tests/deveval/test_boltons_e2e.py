@@ -18,8 +18,8 @@ TASKS = ["boltons.listutils.SplayList.shift", "boltons.funcutils.format_invocati
 
 
 @pytest.fixture(scope="module")
-def data_path(shared_dir):
-    return shared_dir / "data" / "deveval" / "data.jsonl"
+def data_path(deveval_data):
+    return deveval_data
 
 
 @pytest.fixture(scope="module")

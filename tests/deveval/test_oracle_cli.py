@@ -10,10 +10,10 @@ import pytest
 from scripts import deveval_oracle
 
 
-def test_oracle_cli_reports_and_prints_the_final_line(tmp_path, shared_dir, capsys):
+def test_oracle_cli_reports_and_prints_the_final_line(tmp_path, deveval_data, capsys):
     out = tmp_path / "report.json"
     rc = deveval_oracle.main(["--projects", "boltons", "--limit", "2", "--workers", "2", "--quiet",
-                              "--data", str(shared_dir / "data" / "deveval" / "data.jsonl"), "--out", str(out)])
+                              "--data", str(deveval_data), "--out", str(out)])
     assert rc == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert re.fullmatch(r"oracle: 2/2 reference pass, 2/2 blank fail, \d+ s", last), last
@@ -22,12 +22,11 @@ def test_oracle_cli_reports_and_prints_the_final_line(tmp_path, shared_dir, caps
     assert {r["ref"]["outcome"] for r in report["results"]} == {"pass"}
 
 
-def test_unknown_project_is_a_clear_error(shared_dir):
+def test_unknown_project_is_a_clear_error(deveval_data):
     from benchmarks.deveval.tasks import TaskDataError
 
     with pytest.raises(TaskDataError, match="unknown project"):
-        deveval_oracle.main(["--projects", "no-such-project", "--data",
-                             str(shared_dir / "data" / "deveval" / "data.jsonl")])
+        deveval_oracle.main(["--projects", "no-such-project", "--data", str(deveval_data)])
 
 
 # ------------------------------------------------------------------ local vs Docker, needs_network
@@ -79,7 +78,7 @@ def test_compare_explains_network_disagreements_with_the_manifest_field(tmp_path
     assert excluded_under("docker", manifest) == {b: "needs_network"} and excluded_under("local", manifest) == {}
 
 
-def test_docker_oracle_excludes_and_reports_needs_network_tasks(tmp_path, shared_dir, capsys):
+def test_docker_oracle_excludes_and_reports_needs_network_tasks(tmp_path, deveval_data, capsys):
     """Excluded before anything runs (no engine needed): reported, never counted."""
     data = json.loads(_manifest_copy(tmp_path).read_text())
     entry = next(e for e in data if e["pypi_name"] == "boltons")
@@ -90,7 +89,7 @@ def test_docker_oracle_excludes_and_reports_needs_network_tasks(tmp_path, shared
     manifest.write_text(json.dumps([entry]))
     out = tmp_path / "report.json"
     rc = deveval_oracle.main(["--manifest", str(manifest), "--executor", "docker", "--quiet", "--data",
-                              str(shared_dir / "data" / "deveval" / "data.jsonl"), "--out", str(out)])
+                              str(deveval_data), "--out", str(out)])
     assert rc == 0
     printed = capsys.readouterr().out
     assert f"EXCLUDED under docker: {usable[0]} (manifest field needs_network)" in printed
@@ -115,7 +114,7 @@ def test_malformed_needs_network_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.docker
-def test_oracle_cli_in_docker_agrees_with_local(tmp_path, shared_dir, capsys):
+def test_oracle_cli_in_docker_agrees_with_local(tmp_path, deveval_data, capsys):
     pytest.importorskip("docker")
     from benchmarks.sandbox.docker_exec import DockerExecutor, DockerUnavailable
 
@@ -125,7 +124,7 @@ def test_oracle_cli_in_docker_agrees_with_local(tmp_path, shared_dir, capsys):
         pytest.skip(str(exc))
     from scripts import compare_oracle
 
-    data = str(shared_dir / "data" / "deveval" / "data.jsonl")
+    data = str(deveval_data)
     for kind in ("local", "docker"):
         rc = deveval_oracle.main(["--projects", "boltons", "--limit", "2", "--quiet", "--executor", kind,
                                   "--data", data, "--out", str(tmp_path / f"{kind}.json")])

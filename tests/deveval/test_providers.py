@@ -15,8 +15,8 @@ NS = "boltons.listutils.SplayList.shift"
 
 
 @pytest.fixture(scope="module")
-def tasks(shared_dir):
-    return {t.namespace: t for t in load_tasks(shared_dir / "data" / "deveval" / "data.jsonl")}
+def tasks(deveval_data):
+    return {t.namespace: t for t in load_tasks(deveval_data)}
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,20 +11,52 @@ from benchmarks.deveval.tasks import (SHIPPED_MANIFEST, TaskDataError, expected_
                                       load_tasks)
 from reconmem.platform.downloads import sha256_file
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# tests/data/deveval/data.jsonl: every DevEval record of these projects, in DevEval's order
+SUBSET_PROJECTS = ("Utilities/boltons",)
+SUBSET_SHA256 = "c9ee62b10d1a24feb096d2ee13ca9176090b3851f73b774ef224b610d1782a8d"
+VERBATIM_COPIES = ("benchmarks/locoeval/demo/deveval_tasks.jsonl", "benchmarks/locoeval/verified/deveval_tasks.jsonl")
+# the manifest's first 15 projects and their usable tasks (reference passes, blank fails): 671 in all
+ORIGINAL_USABLE = {"Utilities/boltons": 101, "Communications/IMAPClient": 29, "Internet/Jinja2": 17,
+                   "Text-Processing/mistune": 5, "System/fs": 29, "Utilities/gunicorn": 23, "Internet/falcon": 46,
+                   "Database/alembic": 50, "Internet/pyramid": 92, "System/mrjob": 87, "Security/pycoin": 27,
+                   "Internet/boto": 75, "Multimedia/Mopidy": 41, "Security/diffprivlib": 26, "Utilities/sacred": 23}
+
 
 @pytest.fixture(scope="module")
-def data_path(shared_dir):
-    return shared_dir / "data" / "deveval" / "data.jsonl"
+def data_path(deveval_data):
+    return deveval_data
 
 
-def test_real_data_loads_and_matches_the_shipped_checksum(data_path):
-    assert sha256_file(data_path) == expected_data_sha256()
+def _records(path: Path) -> list[bytes]:
+    return [line for line in path.read_bytes().split(b"\n") if line]
+
+
+def test_shipped_subset_loads_and_matches_its_checksum(data_path):
+    assert sha256_file(data_path) == SUBSET_SHA256
     tasks = load_tasks(data_path)
-    assert len(tasks) == 1825
-    assert len({t.project_path for t in tasks}) == 115
+    assert len(tasks) == 103
+    assert {t.project_path for t in tasks} == set(SUBSET_PROJECTS)
     t = next(t for t in tasks if t.namespace == "boltons.listutils.SplayList.shift")
     assert t.file_in_project == "boltons/listutils.py" and t.indent == 8 and t.type == "method"
     assert t.function_name == "shift" and t.body_position == (353, 356)
+
+
+def test_subset_is_every_record_of_its_projects_verbatim(data_path, deveval_full_data):
+    """Byte-identical to the other verbatim copies shipped here, complete for the manifest, and (where this
+    machine has DevEval's full file) exactly that file's records of the subset's projects, in order."""
+    lines = _records(data_path)
+    by_ns = {json.loads(line)["namespace"]: line for line in lines}
+    copies = [line for rel in VERBATIM_COPIES for line in _records(REPO_ROOT / rel)
+              if json.loads(line)["project_path"] in SUBSET_PROJECTS]
+    assert len(copies) >= 6 and all(by_ns[json.loads(line)["namespace"]] == line for line in copies)
+    man = load_manifest()
+    assert {t.namespace for p in SUBSET_PROJECTS for t in man.project(p).tasks} == set(by_ns)
+    if deveval_full_data is not None:
+        assert sha256_file(deveval_full_data) == expected_data_sha256()
+        full = _records(deveval_full_data)
+        assert len(full) == 1825 and len({json.loads(line)["project_path"] for line in full}) == 115
+        assert [line for line in full if json.loads(line)["project_path"] in SUBSET_PROJECTS] == lines
 
 
 GOOD = {"namespace": "m.f", "type": "function", "project_path": "T/P", "completion_path": "T/P/m.py",
@@ -64,15 +97,19 @@ def test_missing_field_invalid_json_and_duplicates(tmp_path):
         load_tasks(tmp_path / "missing.jsonl")
 
 
-def test_shipped_manifest_is_the_shared_source_list(shared_dir):
-    shipped = json.loads(SHIPPED_MANIFEST.read_text())
-    shared = json.loads((shared_dir / "data" / "deveval" / "pypi_sources.json").read_text())
-    learned = {"os_requirements", "os_requirements_note", "needs_network"}   # executor fields the oracle runs added
-    assert [{k: v for k, v in e.items() if k not in learned} for e in shipped] == \
-        [{k: v for k, v in e.items() if k not in learned} for e in shared]
+def test_shipped_manifest_keeps_its_original_projects(shared_manifest):
+    """The first 15 projects stay as validated; where ../shared has the manifest they started from, every
+    field of every entry there is unchanged here (the shipped manifest may add projects and fields)."""
+    if shared_manifest is not None:
+        shipped = {e["project_path"]: e for e in json.loads(SHIPPED_MANIFEST.read_text())}
+        learned = {"os_requirements", "os_requirements_note", "needs_network"}   # executor fields the oracle runs added
+        for entry in json.loads(shared_manifest.read_text()):
+            kept = shipped[entry["project_path"]]
+            assert {k: kept.get(k) for k in entry if k not in learned} == \
+                {k: v for k, v in entry.items() if k not in learned}, entry["project_path"]
     man = load_manifest()
-    assert len(man) == 15
-    assert sum(1 for e in man for t in e.tasks if t.usable) == 671
+    usable = {e.project_path: sum(1 for t in e.tasks if t.usable) for e in man}
+    assert {p: usable.get(p) for p in ORIGINAL_USABLE} == ORIGINAL_USABLE
     boto = man.project("Internet/boto")
     assert boto.compat_shims == ("collections_abc_aliases",)
     assert man.project("Internet/Jinja2").pythonpath_in_tree == "src"

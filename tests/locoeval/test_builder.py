@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.deveval.tasks import SHIPPED_MANIFEST
 from benchmarks.locoeval import builder
 from benchmarks.locoeval.schema import parse_sample
 from reconmem.platform.testing import ScriptedLLM
@@ -16,9 +17,9 @@ NS = "boltons.mathutils.clamp"
 
 
 @pytest.fixture(scope="module")
-def clamp_task(shared_dir, boltons_root):
-    deveval = builder.load_deveval(shared_dir / "data" / "deveval" / "data.jsonl")
-    manifest = json.loads((shared_dir / "data" / "deveval" / "pypi_sources.json").read_text())
+def clamp_task(deveval_data, boltons_root):
+    deveval = builder.load_deveval(deveval_data)
+    manifest = json.loads(SHIPPED_MANIFEST.read_text())
     entry = next(e for e in manifest if e["pypi_name"] == "boltons")
     assert NS in builder.usable_namespaces(entry)
     return builder.read_task(boltons_root, deveval[NS], builder.repo_spec_for(entry))
@@ -131,7 +132,7 @@ def test_outline_lengths_and_order(subset, seed):
             assert own == list(range(own[0], own[-1] + 1))
 
 
-def test_cli_builds_valid_samples(shared_dir, boltons_root, tmp_path):
+def test_cli_builds_valid_samples(deveval_data, boltons_root, tmp_path):
     """``python -m scripts.build_locoeval`` end to end with a SCRIPTED builder backbone (no filter)."""
     import os
     import subprocess
@@ -143,8 +144,8 @@ def test_cli_builds_valid_samples(shared_dir, boltons_root, tmp_path):
     root = Path(__file__).resolve().parents[2]
     out = tmp_path / "built.jsonl"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(root)])}
-    cmd = [sys.executable, "-m", "scripts.build_locoeval", "--deveval-data", str(shared_dir / "data" / "deveval" / "data.jsonl"),
-           "--sources-manifest", str(shared_dir / "data" / "deveval" / "pypi_sources.json"), "--projects", "boltons",
+    cmd = [sys.executable, "-m", "scripts.build_locoeval", "--deveval-data", str(deveval_data),
+           "--sources-manifest", str(SHIPPED_MANIFEST), "--projects", "boltons",
            "--max-tasks", "6", "--no-filter", "--out", str(out), "backbone.model=scripted/scripted_backbone:builder_reply"]
     proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -186,7 +187,7 @@ def test_retrieval_only_filter_prompt_and_verdict(clamp_task):
 
 def _build_demo_repository(tmp_path, *extra):
     """``scripts.build_locoeval`` over the demo repository (boltons 23.1.1) and the demo's shipped
-    DevEval records, with a SCRIPTED builder backbone and no Pass@1 filter; needs no ../shared."""
+    DevEval records, with a SCRIPTED builder backbone and no Pass@1 filter."""
     import os
     import subprocess
     import sys

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from benchmarks.deveval.tasks import SHIPPED_MANIFEST
 from benchmarks.locoeval import builder
 from benchmarks.locoeval.loader import load_samples
 from benchmarks.locoeval.repo import blanked_copy
@@ -31,11 +32,11 @@ def test_demo_shape(demo):
     assert distractors  # each is revised later: enforced by the schema checks on load
 
 
-def test_demo_tasks_are_oracle_usable_and_items_grounded(demo, shared_dir, boltons_root):
-    manifest = json.loads((shared_dir / "data" / "deveval" / "pypi_sources.json").read_text())
+def test_demo_tasks_are_oracle_usable_and_items_grounded(demo, deveval_data, boltons_root):
+    manifest = json.loads(SHIPPED_MANIFEST.read_text())
     entry = next(e for e in manifest if e["pypi_name"] == "boltons")
     rows = {t["namespace"]: t for t in entry["tasks"]}
-    deveval = builder.load_deveval(shared_dir / "data" / "deveval" / "data.jsonl")
+    deveval = builder.load_deveval(deveval_data)
     for s in demo:
         for req in s.requirements:
             assert rows[req.namespace]["oracle_pass"] and rows[req.namespace]["blank_fails"]
