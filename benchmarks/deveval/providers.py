@@ -293,7 +293,8 @@ def _body_start(node) -> int:
     return body[0].lineno
 
 
-def _candidates(tree, namespace: str) -> list[ast.AST]:
+def definitions_for(tree, namespace: str) -> list[ast.AST]:
+    """The definitions whose qualified name is the longest suffix of ``namespace`` (``Class.method`` or ``func``)."""
     best, best_len = [], 0
     for qual, node in _defs_by_qualname(tree):
         if namespace == qual or namespace.endswith("." + qual):
@@ -321,7 +322,7 @@ def locate_function(file: Path, task: DevEvalTask, hint: TaskLocation | None = N
         tree = ast.parse(text)
     except SyntaxError as exc:
         raise LocateError(f"{file}: cannot parse ({exc})") from None
-    nodes = _candidates(tree, task.namespace)
+    nodes = definitions_for(tree, task.namespace)
     if not nodes:
         raise LocateError(f"{file}: no definition of {task.namespace}")
     sig0, (b0, b1) = task.signature_position[0], task.body_position

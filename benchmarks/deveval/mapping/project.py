@@ -1,0 +1,404 @@
+"""Map one DevEval project onto a PyPI sdist, end to end, resumable through a per-project state file.
+
+Steps: candidate sdists (the latest before the cut-off, widening to older ones while the oldest
+looked at is the best) -> task matching -> test requirements resolved and pinned -> environment
+built -> a probe of a few reference runs whose logs suggest missing plugins, modules or commands
+(at most :data:`FIX_ROUNDS` rebuilds) -> the oracle on every matched task (reference passes,
+blank fails) -> a re-run sample. The result is a manifest entry in ``pypi_sources.json`` format,
+or a reason with the numbers behind it.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+import statistics
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmarks.deveval.evaluate import oracle_task
+from benchmarks.deveval.tasks import DevEvalTask, TaskLocation
+from benchmarks.records import atomic_write_json
+from benchmarks.sandbox.base import EnvSpec, Executor
+from reconmem.platform.downloads import DownloadError
+
+from . import match, pypi
+from .requirements import (PYTEST_SPEC, ResolveError, declared_requirements, fixes_from_log, heavy,
+                           imported_modules, local_modules, resolve, third_party)
+
+CUTOFF = "2024-06-30"            # DevEval's release (arXiv 2405.19856, May 2024): snapshots predate it
+EXCLUDE_NEWER = "2024-06-01"     # dependencies as the index stood then
+FIX_ROUNDS = 3
+PROBE_TASKS = 4
+RERUN_SAMPLE = 8
+CANDIDATES_PER_STEP = 5
+MAX_CANDIDATES = 15
+MAX_SDIST_MB = 60
+
+REASONS = {
+    "not_on_pypi": "the index has no project of that name",
+    "no_sdist": "no sdist uploaded before the cut-off",
+    "sdist_too_large": "every candidate sdist is larger than the limit",
+    "no_tests_in_sdist": "no candidate sdist ships the test files the tasks name",
+    "no_version_matches": "test files exist, but no version has the functions at DevEval's lines",
+    "deps_do_not_resolve": "the test requirements do not resolve on Python 3.11",
+    "deps_do_not_install": "the pinned requirements do not install on Python 3.11",
+    "too_heavy": "the environment needs a GPU / deep-learning stack",
+    "needs_network": "the reference tests fail for lack of network access",
+    "reference_fails": "the reference tests fail in the environment",
+    "blank_passes": "the tests pass with a blank body too",
+}
+_NETWORK = re.compile(r"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
+                      r"Failed to establish a new connection|NewConnectionError|urlopen error|Could not resolve host|"
+                      r"ConnectionRefusedError|Connection refused|MaxRetryError|gaierror", re.I)
+_ERROR_LINE = re.compile(r"^E\s+(\w+(?:\.\w+)*(?:Error|Exception|Warning)\b.*)$|^(\w+Error: .*)$", re.M)
+
+
+@dataclass
+class ProjectJob:
+    """What :func:`map_project` needs for one project."""
+
+    project_path: str
+    pypi_name: str
+    tasks: list[DevEvalTask]
+    state_path: Path
+    executor: Executor
+    workers: int = 2
+    cutoff: str = CUTOFF
+    exclude_newer: str = EXCLUDE_NEWER
+    log: callable = print
+    state: dict = field(default_factory=dict)
+
+
+def _save(job: ProjectJob) -> None:
+    atomic_write_json(job.state_path, job.state)
+
+
+def load_state(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def _finish(job: ProjectJob, status: str, reason: str | None = None, **numbers) -> dict:
+    job.state.update(status=status, reason=reason, reason_text=REASONS.get(reason), numbers=numbers, done=True)
+    _save(job)
+    job.log(f"{job.project_path}: {status}{f' ({reason})' if reason else ''} {numbers}")
+    return job.state
+
+
+def map_project(job: ProjectJob) -> dict:
+    """Run (or resume) the mapping of one project; returns its final state."""
+    job.state = load_state(job.state_path)
+    if job.state.get("done"):
+        return job.state
+    job.state.update(project_path=job.project_path, pypi_name=job.pypi_name, n_tasks=len(job.tasks))
+    t0 = time.monotonic()
+    chosen = _choose_version(job)
+    if chosen is None:
+        return job.state
+    rel, prefix, root, matches = chosen
+    matched = [m for m in matches if m.matched]
+    built = _build_environment(job, rel, root, matched)
+    if built is None:
+        return job.state
+    env, spec_info = built
+    results = _oracle(job, root, env, matched)
+    usable = [ns for ns, r in results.items() if r.get("usable")]
+    rerun = _rerun_sample(job, root, env, matched, results)
+    entry = _entry(job, rel, prefix, env, spec_info, matches, results, rerun)
+    job.state["entry"] = entry
+    job.state["seconds_total"] = round(time.monotonic() - t0 + job.state.get("seconds_before_resume", 0), 1)
+    if usable:
+        return _finish(job, "mapped", None, n_tasks=len(job.tasks), n_matched=len(matched), n_usable=len(usable))
+    return _finish(job, "not_mapped", _failure_reason(results), n_tasks=len(job.tasks), n_matched=len(matched),
+                   n_usable=0, example_error=_dominant_error(results))
+
+
+# ----------------------------------------------------------------------------------------- versions
+
+def _choose_version(job: ProjectJob):
+    """The best-matching sdist: ``(release, prefix, root, matches)``, or None after recording a reason."""
+    try:
+        releases = pypi.sdist_releases(job.pypi_name)
+    except pypi.NotOnIndex:
+        _finish(job, "not_mapped", "not_on_pypi", n_tasks=len(job.tasks))
+        return None
+    before = [r for r in releases if r.upload_time[:10] <= job.cutoff]
+    by_version = {}
+    for r in before:                              # one sdist per version (a .tar.gz over a .zip)
+        if r.version not in by_version or r.filename.endswith(".tar.gz"):
+            by_version[r.version] = r
+    ordered = sorted(by_version.values(), key=lambda r: r.upload_time, reverse=True)
+    if not ordered:
+        _finish(job, "not_mapped", "no_sdist", n_tasks=len(job.tasks), sdists_total=len(releases))
+        return None
+    compared = job.state.setdefault("versions_compared", {})
+    too_large = job.state.setdefault("too_large", [])
+    looked = 0
+    while looked < min(len(ordered), MAX_CANDIDATES):
+        step = ordered[looked:looked + CANDIDATES_PER_STEP]
+        looked += len(step)
+        for rel in step:
+            if rel.filename in compared or rel.filename in too_large:
+                continue
+            if rel.size > MAX_SDIST_MB * 1e6:
+                too_large.append(rel.filename)
+                continue
+            try:
+                _, unpacked = pypi.fetch_release(rel)
+            except (DownloadError, OSError) as exc:
+                job.log(f"{job.project_path}: {rel.filename}: {exc}")
+                continue
+            prefix, root = match.project_root_in(unpacked, job.tasks)
+            counts, _ = match.match_version(root, job.tasks)
+            compared[rel.filename] = {**counts, "upload_time": rel.upload_time}
+            _save(job)
+        best = match.best_version(compared)
+        oldest = step[-1].filename
+        if best is not None and (best != oldest or compared[best]["full_match"] == len(job.tasks)):
+            break
+    best = match.best_version(compared)
+    if best is None:
+        if not compared and too_large:
+            _finish(job, "not_mapped", "sdist_too_large", n_tasks=len(job.tasks), limit_mb=MAX_SDIST_MB)
+        elif all(c["tests_exist"] == 0 for c in compared.values()):
+            _finish(job, "not_mapped", "no_tests_in_sdist", n_tasks=len(job.tasks), versions=len(compared))
+        else:
+            _finish(job, "not_mapped", "no_version_matches", n_tasks=len(job.tasks), versions=len(compared),
+                    best_tests_exist=max(c["tests_exist"] for c in compared.values()),
+                    best_located=max(c["by_position"] + c["by_name"] for c in compared.values()))
+        return None
+    rel = next(r for r in ordered if r.filename == best)
+    _, unpacked = pypi.fetch_release(rel)
+    prefix, root = match.project_root_in(unpacked, job.tasks)
+    _, matches = match.match_version(root, job.tasks)
+    job.state["chosen"] = rel.to_dict()
+    _save(job)
+    return rel, prefix, root, matches
+
+
+# ------------------------------------------------------------------------------------- environment
+
+def _env_for(job: ProjectJob, pins: list[str], pythonpath: str, os_reqs: list[str],
+             sdist: Path | None) -> EnvSpec:
+    return EnvSpec(name=job.project_path, python="3.11", pip_specs=tuple(pins), pip_no_deps=True,
+                   pythonpath=(pythonpath,), os_requirements=tuple(sorted(os_reqs)),
+                   project_sdist=str(sdist) if sdist else None,
+                   project_sdist_sha256=job.state["chosen"]["sha256"] if sdist else None)
+
+
+def _build_environment(job: ProjectJob, rel: pypi.SdistRelease, root: Path, matched: list[match.TaskMatch]):
+    """Resolve, build and probe the test environment: ``(env, spec_info)`` or None after a reason."""
+    tasks = {t.namespace: t for t in job.tasks}
+    mtasks = [tasks[m.namespace] for m in matched]
+    pythonpath = match.pythonpath_for(mtasks)
+    dec = declared_requirements(root)
+    test_files = sorted({tid.split("::")[0] for t in mtasks for tid in t.tests})
+    own = {re.sub(r"[-_.]+", "-", job.pypi_name).lower()}
+    install = [s for s in dec.install if re.sub(r"[-_.]+", "-", re.split(r"[<>=!~;\[ ]", s)[0]).lower() not in own]
+    imports = third_party(imported_modules(root, test_files), local_modules(root, pythonpath) | {job.pypi_name},
+                          install + dec.test)
+    info = job.state.setdefault("requirements", {
+        "declared_install": install, "declared_test": dec.test, "from_imports": imports,
+        "sources": dec.sources, "pytest_plugin": dec.pytest_plugin, "fixes": [], "os_requirements": [],
+        "rounds": []})
+    archive, _ = pypi.fetch_release(rel)
+    sdist = archive if info["pytest_plugin"] else None
+    if info.get("final"):
+        env = _env_for(job, info["pins"], pythonpath, info["os_requirements"], sdist)
+        job.executor.prepare(env)
+        return env, info
+    for round_no in range(len(info["rounds"]), FIX_ROUNDS + 1):
+        specs = [PYTEST_SPEC] + info["declared_install"] + info["declared_test"] + info["from_imports"] + info["fixes"]
+        try:
+            pins, dropped = resolve(specs, exclude_newer=job.exclude_newer)
+        except (ResolveError, OSError) as exc:
+            _finish(job, "not_mapped", "deps_do_not_resolve", n_tasks=len(job.tasks), n_matched=len(matched),
+                    resolver_error=str(exc)[-600:])
+            return None
+        too_heavy = heavy(pins)
+        if too_heavy:
+            _finish(job, "not_mapped", "too_heavy", n_tasks=len(job.tasks), n_matched=len(matched),
+                    heavy=too_heavy, n_pins=len(pins))
+            return None
+        env = _env_for(job, pins, pythonpath, info["os_requirements"], sdist)
+        t0 = time.monotonic()
+        try:
+            job.executor.prepare(env)
+        except Exception as exc:  # noqa: BLE001 - the build's own error is the reason's evidence
+            _finish(job, "not_mapped", "deps_do_not_install", n_tasks=len(job.tasks), n_matched=len(matched),
+                    n_pins=len(pins), build_error=str(exc)[-800:])
+            return None
+        build_s = round(time.monotonic() - t0, 1)
+        logs = _probe(job, root, env, mtasks)
+        new_specs, new_os = [], []
+        for log in logs:
+            specs_fix, os_fix = fixes_from_log(log)
+            new_specs += [s for s in specs_fix if s not in specs and s not in new_specs]
+            new_os += [p for p in os_fix if p not in info["os_requirements"] and p not in new_os]
+        info["rounds"].append({"pins": len(pins), "dropped": dropped, "build_seconds": build_s,
+                               "probe_failures": len(logs), "added": new_specs, "added_os": new_os})
+        info["pins"] = pins
+        _save(job)
+        if not (new_specs or new_os) or round_no == FIX_ROUNDS:
+            info["final"] = True
+            _save(job)
+            return env, info
+        info["fixes"] += new_specs
+        info["os_requirements"] += new_os
+    raise AssertionError("unreachable: the last round returns")
+
+
+def _probe(job: ProjectJob, root: Path, env: EnvSpec, tasks: list[DevEvalTask]) -> list[str]:
+    """Logs of failing reference runs on a few tasks spread over different test files."""
+    from benchmarks.deveval.evaluate import run_reference
+
+    by_file: dict[str, DevEvalTask] = {}
+    for t in tasks:
+        by_file.setdefault(t.tests[0].split("::")[0], t)
+    sample = list(by_file.values())[:PROBE_TASKS]
+    with ThreadPoolExecutor(max(1, job.workers)) as pool:
+        outs = list(pool.map(lambda t: run_reference(t, root, env=env, executor=job.executor), sample))
+    return [o.log for o in outs if not o.passed]
+
+
+# ------------------------------------------------------------------------------------------ oracle
+
+def _hint(m: match.TaskMatch) -> TaskLocation:
+    return TaskLocation(m.namespace, m.located_by, m.signature_line, m.body_start, m.body_end)
+
+
+def _oracle(job: ProjectJob, root: Path, env: EnvSpec, matched: list[match.TaskMatch]) -> dict[str, dict]:
+    """Reference and blank runs of every matched task (results saved as they finish)."""
+    tasks = {t.namespace: t for t in job.tasks}
+    results = job.state.setdefault("oracle", {})
+    todo = [m for m in matched if m.namespace not in results]
+
+    def one(m):
+        return m.namespace, oracle_task(tasks[m.namespace], root, env=env, executor=job.executor, hint=_hint(m))
+
+    with ThreadPoolExecutor(max(1, job.workers)) as pool:
+        for i, (ns, res) in enumerate(pool.map(one, todo), 1):
+            results[ns] = res
+            if i % 5 == 0 or i == len(todo):
+                _save(job)
+    return results
+
+
+def _rerun_sample(job: ProjectJob, root: Path, env: EnvSpec, matched, results) -> dict:
+    if "rerun_sample" in job.state:
+        return job.state["rerun_sample"]
+    usable = [m for m in matched if results.get(m.namespace, {}).get("usable")]
+    step = max(1, len(usable) // RERUN_SAMPLE)
+    sample = usable[::step][:RERUN_SAMPLE]
+    tasks = {t.namespace: t for t in job.tasks}
+    with ThreadPoolExecutor(max(1, job.workers)) as pool:
+        again = list(pool.map(lambda m: oracle_task(tasks[m.namespace], root, env=env, executor=job.executor,
+                                                    hint=_hint(m)), sample))
+    job.state["rerun_sample"] = {"n": len(sample), "same_outcome": sum(bool(r["usable"]) for r in again),
+                                 "namespaces": [m.namespace for m in sample]}
+    _save(job)
+    return job.state["rerun_sample"]
+
+
+def _failure_reason(results: dict[str, dict]) -> str:
+    refs = [r for r in results.values() if not (r.get("ref") or {}).get("outcome") == "pass"]
+    if results and len(refs) < len(results):
+        return "blank_passes"
+    net = sum(bool(_NETWORK.search((r.get("ref") or {}).get("log_tail") or "")) for r in refs)
+    return "needs_network" if refs and net * 2 >= len(refs) else "reference_fails"
+
+
+def _dominant_error(results: dict[str, dict]) -> str | None:
+    lines = Counter()
+    for r in results.values():
+        log = (r.get("ref") or {}).get("log_tail") or r.get("error") or ""
+        for a, b in _ERROR_LINE.findall(log):
+            lines[(a or b)[:160]] += 1
+            break
+    return lines.most_common(1)[0][0] if lines else None
+
+
+# ------------------------------------------------------------------------------------------- entry
+
+def _entry(job: ProjectJob, rel: pypi.SdistRelease, prefix: str, env: EnvSpec, info: dict,
+           matches: list[match.TaskMatch], results: dict, rerun: dict) -> dict:
+    rows = []
+    for m in matches:
+        r = results.get(m.namespace)
+        row = {**m.to_dict()}
+        if r is not None:
+            ref, blank = r.get("ref") or {}, r.get("blank") or {}
+            row.update(oracle_pass=ref.get("outcome") == "pass", blank_fails=bool(blank) and blank.get("outcome") != "pass",
+                       seconds=round((ref.get("seconds") or 0) + (blank.get("seconds") or 0), 2),
+                       rc_ref=ref.get("rc"), rc_blank=blank.get("rc"))
+            if not r.get("usable"):
+                row["unmatched_reason"] = "reference_fails" if not row["oracle_pass"] else "blank_passes"
+        else:
+            row.update(oracle_pass=False, blank_fails=False, seconds=0.0)
+        rows.append(row)
+    pins = list(env.pip_specs)
+    n_usable = sum(1 for r in rows if r.get("oracle_pass") and r.get("blank_fails") and r["located_by"])
+    build = [r["build_seconds"] for r in info["rounds"]]
+    return {
+        "project_path": job.project_path, "pypi_name": rel.name, "version": rel.version,
+        "sdist_filename": rel.filename, "sdist_sha256": rel.sha256, "sdist_bytes": rel.size,
+        "path_prefix_in_sdist": prefix, "pythonpath_in_tree": env.pythonpath[0],
+        "test_requirements": [PYTEST_SPEC] + info["declared_install"] + info["declared_test"] + info["from_imports"]
+                             + info["fixes"],
+        "install_notes": f"derived by scripts.map_deveval from {', '.join(info['sources']) or 'test-file imports'}; "
+                         f"pinned with uv pip compile --exclude-newer {job.exclude_newer}",
+        "pip_freeze": pins, "python": platform.python_version(),
+        "versions_compared": {k: {x: v[x] for x in ("by_position", "by_name", "tests_exist", "full_match")}
+                              for k, v in job.state["versions_compared"].items()},
+        "n_tasks": len(job.tasks), "n_located": sum(m.located_by is not None for m in matches),
+        "n_matched": sum(m.matched for m in matches), "n_usable": n_usable, "rerun_sample": rerun,
+        "tasks": rows, "env_pip_install": pins, "install_project_from_sdist": bool(env.project_sdist),
+        "compat_shims": [], "os_requirements": list(env.os_requirements),
+        "mapping": {"cutoff": job.cutoff, "exclude_newer": job.exclude_newer, "resolver": "uv pip compile",
+                    "requirement_sources": info["sources"], "fix_rounds": info["rounds"],
+                    "build_seconds_median": statistics.median(build) if build else None},
+    }
+
+
+# ------------------------------------------------------------------------------------------ docker
+
+def docker_agreement(job: ProjectJob, docker: Executor) -> dict:
+    """Re-run the oracle of the project's usable tasks under ``docker``; record the per-task agreement."""
+    entry = job.state.get("entry")
+    if not entry or job.state.get("status") != "mapped":
+        return {}
+    tasks = {t.namespace: t for t in job.tasks}
+    rel = pypi.SdistRelease(**job.state["chosen"])
+    _, unpacked = pypi.fetch_release(rel)
+    root = unpacked / entry["path_prefix_in_sdist"] if entry["path_prefix_in_sdist"] else unpacked
+    sdist = pypi.fetch_release(rel)[0] if entry["install_project_from_sdist"] else None
+    env = _env_for(job, entry["env_pip_install"], entry["pythonpath_in_tree"], entry["os_requirements"], sdist)
+    docker.prepare(env)
+    results = job.state.setdefault("docker_oracle", {})
+    usable = [r for r in entry["tasks"] if r.get("oracle_pass") and r.get("blank_fails") and r.get("located_by")]
+    todo = [r for r in usable if r["namespace"] not in results]
+
+    def one(row):
+        m = match.TaskMatch(row["namespace"], row["located_by"], row["signature_line"], row["body_start"],
+                            row["body_end"], True)
+        return row["namespace"], oracle_task(tasks[row["namespace"]], root, env=env, executor=docker, hint=_hint(m))
+
+    with ThreadPoolExecutor(max(1, job.workers)) as pool:
+        for i, (ns, res) in enumerate(pool.map(one, todo), 1):
+            results[ns] = {"usable": res["usable"], "ref": (res.get("ref") or {}).get("outcome"),
+                           "blank": (res.get("blank") or {}).get("outcome"),
+                           "log_tail": ((res.get("ref") or {}).get("log_tail") or "")[-1500:]}
+            if i % 5 == 0 or i == len(todo):
+                _save(job)
+    agree = [ns for ns in results if results[ns]["usable"]]
+    entry["docker_agreement"] = {"n": len(results), "agree": len(agree),
+                                 "disagree": sorted(set(results) - set(agree))}
+    _save(job)
+    return entry["docker_agreement"]

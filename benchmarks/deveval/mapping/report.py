@@ -1,0 +1,79 @@
+"""The mapping report (one row per DevEval project) and the manifest assembled from mapped projects."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+
+def rows(states: dict[str, dict], all_counts: dict[str, int], shipped: dict[str, dict]) -> list[dict]:
+    """One row per project of DevEval: mapped (shipped before or now), not mapped with a reason, or not run."""
+    out = []
+    for project, n in sorted(all_counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        if project in shipped:
+            e = shipped[project]
+            out.append({"project_path": project, "n_tasks": n, "status": "mapped", "source": "shipped",
+                        "version": e["version"], "n_matched": e.get("n_matched"), "n_usable": e.get("n_usable"),
+                        "reason": None, "numbers": {}})
+            continue
+        st = states.get(project)
+        if not st or not st.get("done"):
+            out.append({"project_path": project, "n_tasks": n, "status": "not_run", "reason": None, "numbers": {}})
+            continue
+        entry = st.get("entry") or {}
+        out.append({"project_path": project, "n_tasks": n, "status": st["status"], "source": "map_deveval",
+                    "version": entry.get("version") or (st.get("chosen") or {}).get("version"),
+                    "n_matched": (st.get("numbers") or {}).get("n_matched"),
+                    "n_usable": (st.get("numbers") or {}).get("n_usable", 0), "reason": st.get("reason"),
+                    "numbers": st.get("numbers") or {}})
+    return out
+
+
+def summary(report_rows: list[dict]) -> dict:
+    mapped = [r for r in report_rows if r["status"] == "mapped"]
+    reasons = Counter(r["reason"] for r in report_rows if r["status"] == "not_mapped")
+    tasks_by_reason = Counter()
+    for r in report_rows:
+        if r["status"] == "not_mapped":
+            tasks_by_reason[r["reason"]] += r["n_tasks"]
+    return {"projects": len(report_rows), "mapped": len(mapped), "usable_tasks": sum(r["n_usable"] or 0 for r in mapped),
+            "not_mapped_by_reason": dict(reasons), "tasks_lost_by_reason": dict(tasks_by_reason),
+            "not_run": sum(r["status"] == "not_run" for r in report_rows),
+            "ten_plus_unresolved": [r["project_path"] for r in report_rows
+                                    if r["n_tasks"] >= 10 and r["status"] == "not_run"]}
+
+
+def markdown(report_rows: list[dict], summ: dict) -> str:
+    lines = ["| project | DevEval tasks | status | version | matched | usable | reason | numbers |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in report_rows:
+        nums = ", ".join(f"{k}={v}" for k, v in (r.get("numbers") or {}).items()
+                         if k not in ("n_tasks", "n_matched", "n_usable"))
+        lines.append(f"| {r['project_path']} | {r['n_tasks']} | {r['status']} | {r.get('version') or ''} | "
+                     f"{'' if r.get('n_matched') is None else r['n_matched']} | {r.get('n_usable') or 0} | "
+                     f"{r.get('reason') or ''} | {nums.replace('|', '/')[:300]} |")
+    lines += ["", f"**{summ['mapped']} of {summ['projects']} projects mapped, {summ['usable_tasks']} usable tasks.** "
+              f"Not mapped by reason (projects): {summ['not_mapped_by_reason']}; tasks they hold: "
+              f"{summ['tasks_lost_by_reason']}; not run yet: {summ['not_run']}."]
+    return "\n".join(lines) + "\n"
+
+
+def assemble_manifest(shipped: list[dict], states: dict[str, dict]) -> list[dict]:
+    """The shipped entries unchanged and in their order, then every newly mapped project's entry by project path."""
+    have = {e["project_path"] for e in shipped}
+    new = [st["entry"] for p, st in sorted(states.items())
+           if st.get("done") and st.get("status") == "mapped" and p not in have]
+    return list(shipped) + new
+
+
+def load_states(state_dir: Path) -> dict[str, dict]:
+    out = {}
+    for p in sorted(state_dir.glob("*.json")):
+        try:
+            st = json.loads(p.read_text())
+        except json.JSONDecodeError:
+            continue
+        if st.get("project_path"):
+            out[st["project_path"]] = st
+    return out
