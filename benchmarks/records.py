@@ -92,6 +92,7 @@ class Result(TypedDict, total=False):
     attempt: str                 # the attempt id tagging this sample's ledger events
     shard: str | None            # "i/n" of the job that ran it (null when unsharded)
     wall_seconds: float
+    prep_replies: str            # LoCoEval: "generated", or "skipped" (bracket runs: no preparation reply was generated)
 
 
 class LedgerEvent(TypedDict, total=False):
@@ -130,6 +131,8 @@ class ConversationRow(TypedDict, total=False):
     req_id: str
     user: str
     assistant: str
+    assistant_skipped: bool   # bracket runs: this preparation reply was not generated ("assistant" is "")
+    oracle_turns: list[int]   # oracle_context tasks: the turns handed over through the privileged channel
     role: str
     content: str
 
@@ -153,6 +156,8 @@ class Manifest(TypedDict, total=False):
     model_labels: dict[str, str | None]
     scripted: bool              # any of models starts with "scripted/": never a benchmark number
     hide_task_tests: bool | None
+    privileged_inputs: list[str]  # the privileged channels the method declared (oracle_context: ["task_oracle"]; else [])
+    skip_prep_replies: bool       # bracket runs: preparation replies were not generated
     local_models: dict[str, dict[str, Any]]  # role -> llama.cpp settings (threads, n_ctx, prompt_cache ...); only roles on a local model
     shard: str | None           # "i/n" in a shard file; null (unsharded) or "n shards" in the merged view
     n_shards: int | None

@@ -166,6 +166,38 @@ class JsonFailureCounter(logging.Handler):
             return int(self.counts.pop(attempt, 0))
 
 
+def method_inputs(cfg: Any) -> tuple[frozenset[str], bool]:
+    """The privileged inputs ``method.privileged_inputs`` declares, and ``method.skip_prep_replies``."""
+    declared = cfg.method.get("privileged_inputs") or []
+    return frozenset(str(x) for x in declared), bool(cfg.method.get("skip_prep_replies") or False)
+
+
+def check_method_inputs(cfg: Any, bench: Benchmark, method: Any) -> None:
+    """The privileged channel and skipped preparation replies are declared where they must be
+    (config, the method's class, the benchmark; reconmem/platform/brackets.py): ConfigError otherwise."""
+    from reconmem.platform.brackets import PRIVILEGED_INPUTS, accepted_inputs, reads_history
+
+    declared, skip = method_inputs(cfg)
+    name, bench_name = cfg.method.get("name"), cfg.benchmark.get("name")
+    unknown = declared - PRIVILEGED_INPUTS
+    if unknown:
+        raise ConfigError(f"method.privileged_inputs: unknown {sorted(unknown)} (known: {sorted(PRIVILEGED_INPUTS)})")
+    accepted = accepted_inputs(method)
+    if declared != accepted:
+        raise ConfigError(f"method={name}: method.privileged_inputs={sorted(declared)} but {type(method).__name__} "
+                          f"accepts {sorted(accepted)}; only bracket methods may take privileged inputs, and both must "
+                          "declare the same ones")
+    missing = declared - bench.privileged_inputs
+    if missing:
+        raise ConfigError(f"method={name}: benchmark={bench_name} cannot supply the privileged input(s) {sorted(missing)}")
+    if skip and reads_history(method):
+        raise ConfigError(f"method={name}: method.skip_prep_replies=true, but {type(method).__name__} reads earlier "
+                          "turns; only bracket methods may skip the preparation replies")
+    if skip and not bench.can_skip_prep_replies:
+        raise ConfigError(f"method={name}: benchmark={bench_name} cannot skip the preparation replies; "
+                          "set method.skip_prep_replies=false")
+
+
 def _estimate(cfg: Any, bench: Benchmark, samples: Sequence[Any]) -> dict[str, Any]:
     from benchmarks.estimate import estimate_run, format_estimate
 
@@ -228,8 +260,11 @@ def run(cfg: Any) -> dict[str, Any]:
         return {"dry_run": True, "benchmark": str(cfg.benchmark.name), "n_selected": len(samples),
                 "n_to_run": len(todo), "estimate": _estimate(cfg, bench, todo)}
     if todo:
+        from benchmarks import harness
+
         _preflight(cfg, bench, todo)
         bench.check_data(cfg, todo)
+        check_method_inputs(cfg, bench, harness.build_method(cfg))
     run_dir = RunDir(run_path, final_statuses=bench.final_statuses)
     write_manifest(run_dir.path, cfg, bench, samples, shard)
     skipped = len(mine) - len(todo)
@@ -355,6 +390,7 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
         "method": str(cfg.method.name), "backbone": str(cfg.backbone.name), "run_id": str(cfg.run.run_id),
         "models": models, "model_labels": labels, "scripted": records.is_scripted(models),
         "hide_task_tests": cfg.benchmark.get("hide_task_tests"),
+        "privileged_inputs": sorted(method_inputs(cfg)[0]), "skip_prep_replies": method_inputs(cfg)[1],
         "shard": None, "n_shards": None, "n_selected": len(samples),
         **provenance(bench.data_files(cfg)),
     }

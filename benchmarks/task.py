@@ -57,6 +57,10 @@ class Benchmark(abc.ABC):
     statuses: ClassVar[frozenset[str]] = frozenset()
     #: statuses that mean "finished, do not redo on resume" (ok always is)
     final_statuses: ClassVar[frozenset[str]] = frozenset({"ok"})
+    #: privileged inputs run_sample can hand a bracket method (reconmem/platform/brackets.py)
+    privileged_inputs: ClassVar[frozenset[str]] = frozenset()
+    #: run_sample can skip generating preparation replies for a method that reads no earlier turn
+    can_skip_prep_replies: ClassVar[bool] = False
 
     def __init__(self, cfg: Any = None, **_: Any) -> None:
         self.cfg = cfg

@@ -12,6 +12,8 @@ Protocol (ReConMem §3.5, LoCoEval): for each sample
 4. each function-generation task independently: ``cm.respond(task_query,
    purpose="task_generation", read_only=True)``, never observed; the memory state
    (``cm.state()``) is compared before and after every task and a change is an error;
+   a bracket method that declared the privileged input ``task_oracle`` gets the task's
+   :func:`task_oracle` through :meth:`~reconmem.platform.brackets.BracketMethod.task_oracle` only;
 5. the reply's code is judged by the DevEval Pass@1 layer on the pristine snapshot.
 
 :class:`LoCoEval` is the benchmark on the one run loop (:mod:`benchmarks.runloop`: selection,
@@ -20,6 +22,11 @@ Records (``results/<benchmark>/<backbone>/<method>/<run_id>/samples/<id>/``) are
 by turn; the loop writes ``ledger.jsonl`` and, last, ``result.json``. Every LLM call is tagged in
 the ledger with ``sample``, ``attempt``, ``turn``, ``phase`` (prep|task) and ``role``
 (user|assistant|memory).
+
+Bracket runs (``method.skip_prep_replies``, a method that reads no earlier turn) skip step 3's
+reply and observation: the user turns are still written (scripted, or by the mock user without a
+previous reply) and recorded with ``assistant_skipped: true``; ``result.json`` says
+``prep_replies: "skipped"``.
 """
 
 from __future__ import annotations
@@ -38,10 +45,13 @@ from benchmarks.locoeval.mock_user import MockUser
 from benchmarks.locoeval.prompts import load as load_prompt
 from benchmarks.locoeval.prompts import render
 from benchmarks.locoeval.schema import Requirement, Sample
+from reconmem.platform.brackets import TASK_ORACLE, Statement, TaskOracle
 from reconmem.platform.context import ContextManager, Session, Turn
 
 # Evaluator: (requirement, reply_text) -> {"outcome", "passed", "log", "seconds", "completion"}
 Evaluator = Callable[[Requirement, str], dict[str, Any]]
+# What the mock user is shown as the previous reply when a bracket run skips the replies.
+SKIPPED_REPLY = "(the assistant's reply is not shown)"
 
 
 class ReadOnlyViolation(RuntimeError):
@@ -83,6 +93,18 @@ def task_query(sample: Sample, req: Requirement, query: str) -> str:
     """The function-generation query: the sample's query + target file and exact signature."""
     return render("task_query", query=query.strip(), name=req.function_name, file=display_path(sample, req),
                   signature=_dedent_signature(req.signature))
+
+
+def task_oracle(sample: Sample, req: Requirement, said: Mapping[int, str]) -> TaskOracle:
+    """The privileged input of ``oracle_context`` for ``req``: the user turns, as sent (``said``:
+    turn -> query), that stated its requirement (``requirement`` steps of ``req``) and its
+    ground-truth items (``info`` / ``revision`` steps listing one of them), in conversation order.
+    Distractors and the turns that only ask about an item (recaps) are left out."""
+    gt = {item.id for item in req.gt_items}
+    turns = [st.turn for st in sample.outline
+             if (st.kind == "requirement" and st.req_id == req.req_id)
+             or (st.kind in ("info", "revision") and gt & set(st.item_ids))]
+    return TaskOracle(tuple(Statement(turn=t, text=said[t]) for t in turns))
 
 
 def display_path(sample: Sample, req: Requirement) -> str:
@@ -144,7 +166,8 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
                system_prompt: str | None = None, repo_context_k: int = 0,
                turn_max_tokens: int | None = None, task_max_tokens: int | None = None,
                context_window: int | None = None, purpose_max_tokens: Mapping[str, int] | None = None,
-               progress: bool = True, repo_name: str | None = None) -> dict[str, Any]:
+               progress: bool = True, repo_name: str | None = None, privileged_inputs: Sequence[str] = (),
+               skip_prep_replies: bool = False) -> dict[str, Any]:
     """Run one sample end to end and write its conversation / context / memory / test records.
 
     Raises on any failure (the run loop records ``status: error``). Neither ``result.json`` nor
@@ -153,9 +176,14 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
     What the method sees: the Session (the response prompt, the repository index, the window),
     every user query and, through ``cm.observe``, ``Turn(index, user, assistant)`` — no outline
     label (kind, requirement id, topic) and no subset; those stay in ``conversation.jsonl``.
+    ``privileged_inputs`` (``task_oracle``): the bracket channel, for a method that declared it.
+    ``skip_prep_replies``: no preparation reply is generated or observed (bracket methods only).
     """
     from benchmarks.records import CONTEXTS, CONVERSATION, append_jsonl, atomic_write_json
+    from reconmem.platform.brackets import reads_history
 
+    if skip_prep_replies and reads_history(cm):
+        raise ValueError(f"{type(cm).__name__} reads earlier turns: its preparation replies cannot be skipped")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name in (CONVERSATION, CONTEXTS, "memory.json", "tests.json"):
@@ -183,10 +211,20 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
         with ledger.tags(sample=sample.id):
             cm.start(session)
             previous: str | None = None
+            said: dict[int, str] = {}
             for step in sample.outline:
                 with ledger.tags(turn=step.turn, phase="prep"):
                     with ledger.tags(role="user"):
                         query = user.query_for(sample, step, previous)
+                    said[step.turn] = query
+                    if skip_prep_replies:
+                        row = {"turn": step.turn, "phase": "prep", "kind": step.kind,
+                               **({"req_id": step.req_id} if step.req_id else {})}
+                        append_jsonl(out / CONVERSATION, {**row, "user": query, "assistant": "", "assistant_skipped": True})
+                        previous = SKIPPED_REPLY
+                        if bar:
+                            bar.update(1)
+                        continue
                     with ledger.tags(role="assistant"):
                         reply = cm.respond(query, purpose="turn_generation")
                     row = {"turn": step.turn, "phase": "prep", "kind": step.kind}
@@ -209,14 +247,20 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
                 req = sample.requirement(task.req_id)
                 turn_no = n_turns + k
                 query = task_query(sample, req, task.query)
+                oracle = task_oracle(sample, req, said) if TASK_ORACLE in privileged_inputs else None
                 with ledger.tags(turn=turn_no, phase="task", req_id=req.req_id, role="assistant"):
-                    reply = cm.respond(query, purpose="task_generation", read_only=True)
+                    if oracle is not None:
+                        with cm.task_oracle(oracle):  # type: ignore[attr-defined]
+                            reply = cm.respond(query, purpose="task_generation", read_only=True)
+                    else:
+                        reply = cm.respond(query, purpose="task_generation", read_only=True)
                 after = memory_fingerprint(cm)
                 if after != before:
                     raise ReadOnlyViolation(f"sample {sample.id!r}: {type(cm).__name__} changed its memory while "
                                             f"answering read-only task {req.req_id} ({req.namespace})")
                 append_jsonl(out / CONVERSATION, {"turn": turn_no, "phase": "task", "kind": task.kind,
-                                                  "req_id": req.req_id, "user": query, "assistant": reply.text})
+                                                  "req_id": req.req_id, "user": query, "assistant": reply.text,
+                                                  **({"oracle_turns": oracle.turns} if oracle is not None else {})})
                 append_jsonl(out / CONTEXTS, {"turn": turn_no, "phase": "task", "req_id": req.req_id,
                                               "context": reply.context.to_dict()})
                 verdict = dict(evaluate(req, reply.text))
@@ -232,6 +276,7 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
             bar.close()
     return {
         **_sample_fields(sample), "status": "ok", "error": None,
+        "prep_replies": "skipped" if skip_prep_replies else "generated",
         "wall_seconds": round(time.perf_counter() - started, 3),
         "tasks": [{"req_id": t["req_id"], "namespace": t["namespace"], "outcome": t["outcome"], "passed": t["passed"]}
                   for t in tests],
@@ -293,6 +338,8 @@ class LoCoEval(Benchmark):
     """LoCoEval (and the LoCoEval-format ``demo``) on the run loop (``benchmark._target_``)."""
 
     family = "locoeval"
+    privileged_inputs = frozenset({TASK_ORACLE})
+    can_skip_prep_replies = True
 
     def load(self, cfg: Any) -> list[Sample]:
         return load_samples(str(cfg.benchmark.samples))
@@ -351,7 +398,10 @@ class LoCoEval(Benchmark):
                           cache_dir=Path(str(cfg.cache.dir)).expanduser(), executor_box={})
 
     def run_sample(self, sample: Sample, method: ContextManager, env: RunEnv) -> dict[str, Any]:
+        from benchmarks.runloop import method_inputs
+
         cfg, bench, sh = env.cfg, env.cfg.benchmark, env.shared
+        privileged, skip = method_inputs(cfg)
         return run_sample(
             sample, cm=method, llm=sh["llm"], embedder=sh["embedder"],
             evaluate=build_evaluator(cfg, sample, sh["executor_box"]), out_dir=env.out_dir,
@@ -360,7 +410,7 @@ class LoCoEval(Benchmark):
             system_prompt=_system_prompt(bench),
             turn_max_tokens=bench.get("turn_max_tokens"), task_max_tokens=bench.get("task_max_tokens"),
             purpose_max_tokens=_plain(bench.get("purpose_max_tokens")), progress=env.progress,
-            repo_name=_snapshot_name(sample),
+            repo_name=_snapshot_name(sample), privileged_inputs=tuple(sorted(privileged)), skip_prep_replies=skip,
         )
 
     def error_result(self, sample: Sample) -> dict[str, Any]:

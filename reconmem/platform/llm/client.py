@@ -43,9 +43,11 @@ from reconmem.platform.llm.errors import (
     LLMError,
     LLMUnavailable,
     classify_error,
+    reported_limits,
     retry_after_seconds,
 )
 from reconmem.platform.llm.ledger import UsageLedger
+from reconmem.platform.llm.margins import default_count_margin
 from reconmem.platform.llm.pricing import Price, Pricing, default_pricing
 from reconmem.platform.llm.response import (Completion, LLMResponse, Usage, prefill_counts, response_from_cache,
                                              response_to_cache)
@@ -108,6 +110,16 @@ class LLMClient:
             self._price = pricing.price(self.spec.pricing_model or self.spec.model)
         return self._price
 
+    @property
+    def count_margin(self) -> float:
+        """Reserve for this client's token-count error (fraction of a prompt): ``backbone.count_margin``,
+        else the measured value of the backbone's family (:mod:`reconmem.platform.llm.margins`)."""
+        if self.spec.count_margin is not None:
+            return float(self.spec.count_margin)
+        if self._exact_token_counts:
+            return 0.0
+        return default_count_margin(self.spec.model, self.spec.api_base)
+
     # ---- public API
     def chat(self, messages: Sequence[Mapping[str, Any]], *, purpose: str, max_tokens: int | None = None,
              temperature: float | None = None, tools: Sequence[Mapping[str, Any]] | None = None,
@@ -127,7 +139,7 @@ class LLMClient:
                 response = response_from_cache(hit)
                 self.ledger.record(purpose, response.usage, cached=True, model=response.model or self.spec.model,
                                    seconds=time.perf_counter() - started, backbone=self.spec.name,
-                                   original_seconds=hit.get("seconds"))
+                                   original_seconds=hit.get("seconds"), **self._output_notes(response, request))
                 return response
 
         price = self.price
@@ -136,7 +148,21 @@ class LLMClient:
                                    f"(spent ${self.ledger.total_cost_usd:.4f}); not calling {self.spec.name} "
                                    f"({self.spec.model}) for purpose={purpose}; resume with a higher limit")
         prompt_tokens = self._check_context(request)
-        completion, retries = self._call_with_retries(request, purpose)
+        refit: dict[str, Any] | None = None
+        try:
+            completion, retries = self._call_with_retries(request, purpose)
+        except ContextLengthExceeded as exc:
+            refitted = self._refit(request, exc, purpose)
+            if refitted is None:
+                raise
+            request, refit = refitted
+            prompt_tokens = refit["tokens_after"]
+            try:
+                completion, retries = self._call_with_retries(request, purpose)
+            except ContextLengthExceeded as again:
+                raise ContextLengthExceeded(f"{again} (after one re-fit to {refit['prompt_budget']} tokens for the "
+                                            f"reported limit of {refit['reported_limit']})",
+                                            limit_tokens=again.limit_tokens, prompt_tokens=again.prompt_tokens) from again
         usage = completion.usage
         if usage is None:
             produced = completion.text
@@ -153,6 +179,9 @@ class LLMClient:
                            model=self.spec.model, purpose=purpose)
         extra: dict[str, Any] = {"retries": retries} if retries else {}
         extra.update(prefill_counts(completion.raw))
+        extra.update(self._output_notes(response, request))
+        if refit is not None:
+            extra["refit"] = refit
         self.ledger.record(purpose, usage, cached=False, model=response.model, seconds=seconds, backbone=self.spec.name,
                            cost_usd=price.cost(usage.input_tokens, usage.output_tokens), **extra)
         return response
@@ -266,6 +295,8 @@ class LLMClient:
             "stop": [stop] if isinstance(stop, str) else (list(stop) if stop else None),
             "api_base": self.spec.api_base,
         }
+        if self.spec.reasoning_max_tokens:  # the hidden reasoning counts toward the same cap
+            request["max_tokens"] = max_out + int(self.spec.reasoning_max_tokens)
         for key, value in self.spec.extra.items():
             request.setdefault(key, value)
         return request
@@ -288,6 +319,46 @@ class LLMClient:
             request["max_tokens"] = window - prompt_tokens
         return prompt_tokens
 
+    def _refit(self, request: dict[str, Any], exc: ContextLengthExceeded,
+               purpose: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The request re-fitted (:func:`reconmem.platform.fit.fit_messages`) to the limit the provider's
+        error reported, and the trim record; None when the error names no limit or trimming cannot help."""
+        from reconmem.platform.fit import fit_messages, window_budget
+
+        limit = exc.limit_tokens
+        if not limit:
+            return None
+        ours = self.count_tokens(request["messages"])
+        out = int(request["max_tokens"])
+        if exc.prompt_tokens:  # the provider's count of this prompt: convert its limit into our counts
+            budget = int(window_budget(limit, out) * ours / exc.prompt_tokens * 0.98)
+        else:
+            budget = window_budget(limit, out, self.count_margin)
+        if budget <= 0 or budget >= ours:
+            return None
+        messages, meta = fit_messages(request["messages"], limit=budget, count=self.count_tokens)
+        if meta["tokens_after"] >= ours:
+            return None
+        record = {"reported_limit": int(limit), "reported_prompt_tokens": exc.prompt_tokens, **meta}
+        log.warning("%s (%s), purpose=%s: the provider reports a context limit of %d tokens (our count of the "
+                    "prompt: %d); re-fitted once to %d tokens. Set backbone.context_window / backbone.count_margin "
+                    "to match the provider.", self.spec.name, self.spec.model, purpose, limit, ours, meta["tokens_after"])
+        return {**request, "messages": messages}, record
+
+    @staticmethod
+    def _output_notes(response: LLMResponse, request: dict[str, Any]) -> dict[str, Any]:
+        """Ledger fields of a reply's output: reasoning tokens (when reported) and an empty visible output."""
+        notes: dict[str, Any] = {}
+        if response.usage.reasoning_tokens is not None:
+            notes["reasoning_tokens"] = int(response.usage.reasoning_tokens)
+        if not response.text.strip() and not response.tool_calls:
+            notes["empty_output"] = True
+            if response.finish_reason == "length":
+                log.warning("%s: empty visible output, the max_tokens of %s ran out (%s reasoning tokens); raise "
+                            "backbone.reasoning_max_tokens or the benchmark's max_tokens", response.model,
+                            request.get("max_tokens"), response.usage.reasoning_tokens)
+        return notes
+
     def _call_with_retries(self, request: dict[str, Any], purpose: str) -> tuple[Completion, int]:
         """The transport's completion and the number of retries it took."""
         attempts = self.max_retries + 1
@@ -301,7 +372,9 @@ class LLMClient:
                 if kind == "context":
                     if isinstance(exc, ContextLengthExceeded):
                         raise
-                    raise ContextLengthExceeded(f"{where}: context window exceeded: {_short(exc)}") from exc
+                    limit, reported_prompt = reported_limits(_error_text(exc))
+                    raise ContextLengthExceeded(f"{where}: context window exceeded: {_short(exc)}",
+                                                limit_tokens=limit, prompt_tokens=reported_prompt) from exc
                 if kind == "auth":
                     if isinstance(exc, LLMUnavailable):
                         raise
@@ -364,6 +437,16 @@ def _check_messages(messages: Any) -> list[dict[str, Any]]:
             raise ValueError(f"messages[{i}] must be a dict with a 'role' (got {type(m).__name__})")
         out.append(dict(m))
     return out
+
+
+def _error_text(exc: BaseException) -> str:
+    """An exception's message plus the HTTP body it carries (llama.cpp puts the numbers only there)."""
+    text = str(exc)
+    try:
+        body = getattr(getattr(exc, "response", None), "text", None)
+    except Exception:  # noqa: BLE001 - an unread or closed response: the message alone
+        body = None
+    return f"{text}\n{body}" if isinstance(body, str) and body else text
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:
