@@ -20,7 +20,16 @@ dropped). What happened is returned as ``meta`` for the Context record: ``tokens
 
 The budget is ``session.context_window`` minus the room kept for the answer: the backbone's
 ``max_output_tokens`` (or the method's override), but never more than half the window, so a tiny
-window still leaves a usable prompt.
+window still leaves a usable prompt; that room is then divided by ``1 + count_margin``, the client's
+reserve for the error of its token counter against the provider's tokenizer (0 for the backbone's
+own tokenizer; measured per backbone family, :mod:`reconmem.platform.llm.margins`).
+
+:func:`fit_messages` is the same guard for a request that is already a list of chat messages (an
+agent step: the method's context, then tool calls and their results; or a request the provider
+refused as too long). It keeps the leading system message and the message the request answers, and
+trims in this order: earlier tool results of the current exchange (their text replaced by a note),
+history before the exchange (oldest groups first), then the longest remaining messages cut in
+their middle (the system message from its end).
 """
 
 from __future__ import annotations
@@ -38,13 +47,29 @@ Messages = list[dict[str, Any]]
 SectionRenderer = Callable[[list[ContextItem]], list[str]]
 
 
+def window_budget(window: int, answer_reserve: int, count_margin: float = 0.0) -> int:
+    """Largest prompt (in the client's token counts) for ``window``: the window minus the answer reserve
+    (at most half the window), divided by ``1 + count_margin`` (the counter's measured error)."""
+    window = int(window)
+    room = window - min(max(0, int(answer_reserve)), window // 2)
+    return int(room / (1.0 + max(0.0, float(count_margin or 0.0))))
+
+
+def count_margin(llm: Any) -> float:
+    """The token-count reserve of ``llm`` (a client or a proxy over one); 0 when it has none."""
+    try:
+        return max(0.0, float(getattr(llm, "count_margin", 0.0) or 0.0))
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def prompt_budget(session: "Session", answer_reserve: int | None = None) -> int:
-    """Largest prompt (tokens) for ``session``: the window minus the answer reserve (<= half the window)."""
-    window = int(session.context_window)
+    """Largest prompt (tokens) for ``session``: the window minus the answer reserve (<= half the
+    window), less the client's token-count reserve (see :func:`window_budget`)."""
     if answer_reserve is None:
         spec = getattr(session.llm, "spec", None)
         answer_reserve = int(getattr(spec, "max_output_tokens", 0) or 0)
-    return window - min(int(answer_reserve), window // 2)
+    return window_budget(int(session.context_window), int(answer_reserve), count_margin(session.llm))
 
 
 @dataclass
@@ -205,3 +230,101 @@ def fit_input(session: "Session", render: Callable[[str], Messages], text: str, 
         return messages, False
     cut = _cut(text, lambda t: count(render(t)) <= limit, keep=keep)
     return render(cut), True
+
+
+# --------------------------------------------------------------------------- built requests
+
+TOOL_RESULT_PREFIX = "TOOL RESULT ("  # JSON-protocol tool results travel as user messages with this prefix
+ELIDED_TOOL_OUTPUT = "[earlier tool output dropped to fit the context window; call the tool again if you need it]"
+
+
+def is_tool_message(message: dict[str, Any]) -> bool:
+    """A tool result (``role: tool``, or a JSON-protocol ``TOOL RESULT (...)`` / ``ERROR:`` user message)."""
+    if message.get("role") == "tool":
+        return True
+    content = message.get("content")
+    return (message.get("role") == "user" and isinstance(content, str)
+            and (content.startswith(TOOL_RESULT_PREFIX) or content.startswith("ERROR: ")))
+
+
+def exchange_start(messages: Sequence[dict[str, Any]]) -> int:
+    """Index of the message a request answers: the last user message that is not a tool result."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user" and not is_tool_message(messages[i]):
+            return i
+    return max(0, len(messages) - 1)
+
+
+def _elide(message: dict[str, Any]) -> dict[str, Any]:
+    content = str(message.get("content") or "")
+    head = content.split("\n", 1)[0] + "\n" if content.startswith(TOOL_RESULT_PREFIX) else ""
+    return {**message, "content": head + ELIDED_TOOL_OUTPUT}
+
+
+def fit_messages(messages: Sequence[dict[str, Any]], *, limit: int, count: Callable[[Messages], int],
+                 start: int | None = None) -> tuple[Messages, dict[str, Any]]:
+    """A built chat request trimmed until ``count(messages) <= limit`` -> (messages, trim record).
+
+    ``start`` is the index of the message the request answers (default :func:`exchange_start`);
+    what precedes it (after a leading system message) is history, what follows it is the current
+    exchange (assistant tool calls and their results). Order: tool results of the exchange before
+    its newest assistant message are replaced by a note, oldest first; history groups go, oldest
+    first (an assistant tool call keeps its results); then the longest messages are cut in their
+    middle (the system message keeps its head), longest first. The record has ``tokens_before``,
+    ``tokens_after``, ``prompt_budget``, ``elided_tool_results``, ``trimmed_history`` (groups) and
+    ``truncated`` (``role@index`` of each cut message).
+    """
+    msgs = [dict(m) for m in messages]
+    limit = int(limit)
+    before = count(msgs)
+    meta: dict[str, Any] = {"tokens_before": before, "tokens_after": before, "prompt_budget": limit,
+                            "elided_tool_results": 0, "trimmed_history": 0, "truncated": []}
+    if before <= limit or not msgs:
+        return msgs, meta
+    head = 1 if msgs[0].get("role") == "system" and len(msgs) > 1 else 0
+    start = exchange_start(msgs) if start is None else int(start)
+    start = max(head, min(start, len(msgs) - 1))
+    newest = max((i for i in range(start + 1, len(msgs)) if msgs[i].get("role") == "assistant"), default=len(msgs))
+    elidable = [i for i in range(start + 1, newest) if is_tool_message(msgs[i])]
+    history = group_history(msgs[head:start])
+
+    def render(n_elided: int, n_groups: int) -> Messages:
+        out = list(msgs)
+        for i in elidable[:n_elided]:
+            out[i] = _elide(out[i])
+        return out[:head] + [m for g in history[n_groups:] for m in g] + out[start:]
+
+    n_groups = 0
+    n_elided = _smallest(lambda n: count(render(n, 0)) <= limit, len(elidable))
+    if n_elided is None:
+        n_elided = len(elidable)
+        n_groups = _smallest(lambda g: count(render(n_elided, g)) <= limit, len(history))
+        n_groups = len(history) if n_groups is None else n_groups
+    out = render(n_elided, n_groups)
+    if count(out) > limit:
+        out, meta["truncated"] = _cut_longest(out, limit, count)
+    meta.update(elided_tool_results=n_elided, trimmed_history=n_groups, tokens_after=count(out))
+    return out, meta
+
+
+def _cut_longest(messages: Messages, limit: int, count: Callable[[Messages], int]) -> tuple[Messages, list[str]]:
+    """Cut the longest text messages (middle kept out; the system message keeps its head) until the
+    request fits or every text message has been cut once."""
+    out = list(messages)
+    cut: list[str] = []
+    done: set[int] = set()
+    while count(out) > limit:
+        sizes = [(len(m["content"]), i) for i, m in enumerate(out)
+                 if i not in done and isinstance(m.get("content"), str) and m["content"]]
+        if not sizes:
+            break
+        i = max(sizes)[1]
+        done.add(i)
+
+        def fits(text: str, i: int = i) -> bool:
+            return count(out[:i] + [{**out[i], "content": text}] + out[i + 1:]) <= limit
+
+        out[i] = {**out[i], "content": _cut(out[i]["content"], fits,
+                                            keep="head" if out[i].get("role") == "system" else "middle")}
+        cut.append(f"{out[i].get('role')}@{i}")
+    return out, cut

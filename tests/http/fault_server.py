@@ -15,7 +15,11 @@ connection closes), ``empty_choice`` (200 with ``choices: []``), ``truncated_jso
 message content is JSON cut in the middle, ``finish_reason: length``), ``truncated_body`` (the
 HTTP body itself cut off: fewer bytes than Content-Length), and a context-length error body in
 each major provider's wording: ``context_openai``, ``context_anthropic``, ``context_gemini``,
-``context_deepseek``, ``context_vllm``, ``context_llamacpp``.
+``context_deepseek``, ``context_vllm``, ``context_llamacpp``. ``context_limit = N`` makes the server
+refuse every request whose prompt (its own count, :func:`approx_tokens`) plus ``max_tokens`` exceeds
+N, in OpenAI's wording with the real numbers. A reply function may return a dict ``{"content",
+"finish_reason", "reasoning_tokens"}`` for a reasoning model's reply (``reasoning_tokens`` counted
+into ``completion_tokens`` and reported in ``completion_tokens_details``).
 
 "Paid" requests are the ones answered with a complete 200 reply (what a provider bills);
 ``duplicate_paid()`` lists request bodies answered more than once -- a resumed run that re-pays a
@@ -36,7 +40,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Reply = Callable[[dict[str, Any]], str]
+Reply = Callable[[dict[str, Any]], "str | dict[str, Any]"]
 
 # (status, body) of a context-length error in each provider's own wording
 CONTEXT_ERRORS: dict[str, tuple[int, dict[str, Any]]] = {
@@ -83,6 +87,7 @@ class FaultServer:
         self.plan: list[str] = []          # faults for the next chat requests, consumed in order
         self.storm: str | None = None      # a fault for every chat request while set
         self.fault_fn: Callable[[int, dict[str, Any]], str | None] | None = None
+        self.context_limit: int | None = None  # refuse prompts + max_tokens above this (OpenAI wording)
         self.log: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._in_flight = 0
@@ -166,6 +171,15 @@ def approx_tokens(text: str) -> int:
     return -(-len(text) // 4)
 
 
+def _prompt_tokens(body: dict[str, Any]) -> int:
+    return approx_tokens("".join(str(m.get("content") or "") for m in body.get("messages") or []))
+
+
+def _requested_tokens(body: dict[str, Any]) -> int:
+    """The server's count of a request: prompt tokens plus the completion cap it asks for."""
+    return _prompt_tokens(body) + int(body.get("max_completion_tokens") or body.get("max_tokens") or 0)
+
+
 def _make_handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -217,6 +231,15 @@ def _make_handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(server.timeout_seconds)
                 self.close_connection = True
                 self.connection.close()
+            elif fault == "ok" and server.context_limit and _requested_tokens(body) > server.context_limit:
+                entry["fault"] = "context_limit"
+                prompt = _prompt_tokens(body)
+                out = int(body.get("max_completion_tokens") or body.get("max_tokens") or 0)
+                self._send(400, {"error": {
+                    "message": f"This model's maximum context length is {server.context_limit} tokens. However, you "
+                               f"requested {prompt + out} tokens ({prompt} in the messages, {out} in the completion). "
+                               "Please reduce the length of the messages or completion.",
+                    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
             elif fault == "empty_choice":
                 data = completion_body(server.model, "")
                 data["choices"] = []
@@ -225,12 +248,21 @@ def _make_handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 if server.latency:
                     time.sleep(server.latency)
                 text = server.reply(body)
+                reasoning = None
+                finish = "stop"
+                if isinstance(text, dict):  # a reasoning model's reply
+                    reasoning = text.get("reasoning_tokens")
+                    finish = text.get("finish_reason") or finish
+                    text = str(text.get("content") or "")
                 prompt = "".join(str(m.get("content") or "") for m in body.get("messages") or [])
                 if fault == "truncated_json":
                     colon = text.find(":")  # '{"memories":' -- the first key without its value: beyond repair
                     text = text[: colon + 1] if colon > 0 else text[: len(text) // 2]
-                data = completion_body(server.model, text, finish_reason="length" if fault == "truncated_json" else "stop",
-                                       prompt_tokens=approx_tokens(prompt), completion_tokens=approx_tokens(text))
+                data = completion_body(server.model, text, finish_reason="length" if fault == "truncated_json" else finish,
+                                       prompt_tokens=approx_tokens(prompt),
+                                       completion_tokens=approx_tokens(text) + int(reasoning or 0))
+                if reasoning is not None:
+                    data["usage"]["completion_tokens_details"] = {"reasoning_tokens": int(reasoning)}
                 if fault == "truncated_body":
                     payload = json.dumps(data).encode()
                     self.send_response(200)

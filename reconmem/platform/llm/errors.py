@@ -5,13 +5,24 @@ This module imports nothing from the project (the local model imports it; no cyc
 
 from __future__ import annotations
 
+import re
+
 
 class LLMError(Exception):
     """A backbone call failed (after retries where retrying made sense)."""
 
 
 class ContextLengthExceeded(LLMError):
-    """The prompt does not fit the backbone's context window. Never retried; methods may catch it."""
+    """The prompt does not fit the backbone's context window. Never retried as is; methods may catch it.
+
+    ``limit_tokens`` / ``prompt_tokens``: the window and the prompt size the provider's error reported
+    (None when its wording names no number); the client re-fits once to that limit before raising.
+    """
+
+    def __init__(self, message: str, *, limit_tokens: int | None = None, prompt_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.limit_tokens = limit_tokens
+        self.prompt_tokens = prompt_tokens
 
 
 class LLMUnavailable(LLMError):
@@ -40,6 +51,35 @@ _CONTEXT_PHRASES = ("context length", "context window", "maximum context", "cont
                     "too many tokens", "exceeds the context", "exceed_context_size", "prompt is too long",
                     "input token count", "exceeds the maximum number of tokens", "maximum input length",
                     "longer than the model's context", "input is too long")
+
+
+_N = r"(\d[\d,]*)"
+# (pattern, group of the limit, group of the prompt tokens) for each provider's wording
+_LIMIT_PATTERNS: tuple[tuple[re.Pattern[str], int, int | None], ...] = (
+    # OpenAI, DeepSeek, vLLM: "maximum context length is L tokens. However, you requested T tokens
+    # (P in the messages, C in the completion)" / "... your messages resulted in P tokens"
+    (re.compile(r"maximum context length is " + _N + r" tokens.*?" + _N + r" in the messages", re.I | re.S), 1, 2),
+    (re.compile(r"maximum context length is " + _N + r" tokens.*?(?:resulted in|requested) " + _N + r" tokens",
+                re.I | re.S), 1, 2),
+    (re.compile(r"prompt is too long: " + _N + r" tokens > " + _N + r" maximum", re.I), 2, 1),  # Anthropic
+    (re.compile(r"input token count \(" + _N + r"\) exceeds the maximum number of tokens allowed \(" + _N + r"\)",
+                re.I), 2, 1),  # Gemini / Vertex
+    (re.compile(r"n_prompt_tokens\W+" + _N + r".*?n_ctx\W+" + _N, re.I | re.S), 2, 1),  # llama.cpp server
+    (re.compile(r"n_ctx\W+" + _N + r".*?n_prompt_tokens\W+" + _N, re.I | re.S), 1, 2),
+    (re.compile(r"maximum context length is " + _N + r" tokens", re.I), 1, None),
+    (re.compile(r"context (?:length|window|size) (?:of|is) " + _N + r" tokens", re.I), 1, None),
+)
+
+
+def reported_limits(message: str) -> tuple[int | None, int | None]:
+    """(window, prompt tokens) a provider's context-length error names, each None when absent."""
+    for pattern, limit_group, prompt_group in _LIMIT_PATTERNS:
+        m = pattern.search(message or "")
+        if m:
+            limit = int(m.group(limit_group).replace(",", ""))
+            prompt = int(m.group(prompt_group).replace(",", "")) if prompt_group else None
+            return (limit if limit > 0 else None), (prompt if prompt else None)
+    return None, None
 
 
 def classify_error(exc: BaseException) -> str:

@@ -92,7 +92,10 @@ def completion_from_litellm(response: Any) -> Completion:
     usage_data = data.get("usage") or {}
     usage = None
     if usage_data.get("prompt_tokens") is not None or usage_data.get("completion_tokens") is not None:
-        usage = Usage(int(usage_data.get("prompt_tokens") or 0), int(usage_data.get("completion_tokens") or 0))
+        details = usage_data.get("completion_tokens_details") or {}
+        reasoning = details.get("reasoning_tokens") if isinstance(details, Mapping) else None
+        usage = Usage(int(usage_data.get("prompt_tokens") or 0), int(usage_data.get("completion_tokens") or 0),
+                      None if reasoning is None else int(reasoning))
     return Completion(text=message.get("content") or "", tool_calls=tool_calls, usage=usage,
                       model=str(data.get("model") or ""), finish_reason=choice.get("finish_reason"),
                       raw=_jsonable(data))

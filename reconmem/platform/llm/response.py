@@ -14,6 +14,7 @@ class Usage:
 
     input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int | None = None  # of output_tokens, the hidden reasoning (None: not reported)
 
     @property
     def total_tokens(self) -> int:
@@ -55,8 +56,10 @@ def response_to_cache(response: LLMResponse) -> dict[str, Any]:
 def response_from_cache(data: Mapping[str, Any]) -> LLMResponse:
     """A response replayed from a cache entry (``cached=True``, the original usage)."""
     usage = data.get("usage") or {}
+    reasoning = usage.get("reasoning_tokens")
     return LLMResponse(text=data.get("text", ""), usage=Usage(int(usage.get("input_tokens", 0)),
-                                                            int(usage.get("output_tokens", 0))),
+                                                            int(usage.get("output_tokens", 0)),
+                                                            None if reasoning is None else int(reasoning)),
                        tool_calls=list(data.get("tool_calls") or []), cached=True, model=data.get("model", ""),
                        raw=dict(data.get("raw") or {}), finish_reason=data.get("finish_reason"))
 

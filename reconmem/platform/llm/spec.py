@@ -8,7 +8,7 @@ from typing import Any
 
 _SPEC_KEYS = {
     "name", "model", "context_window", "max_output_tokens", "temperature", "api_key_env", "api_base",
-    "supports_function_calling", "local", "extra", "label", "pricing_model",
+    "supports_function_calling", "local", "extra", "label", "pricing_model", "count_margin", "reasoning_max_tokens",
 }
 _SPEC_REQUIRED = ("name", "model", "context_window", "max_output_tokens")
 
@@ -31,6 +31,12 @@ class BackboneSpec:
     # price calls as this model (litellm cost map / conf/pricing.yaml); None = the model itself.
     # For a server that serves a known model under another name, or a priced dry run.
     pricing_model: str | None = None
+    # reserve for the token counter's error against the provider's tokenizer, as a fraction of the
+    # prompt; None = the measured value of the backbone's family (reconmem.platform.llm.margins)
+    count_margin: float | None = None
+    # reasoning models: output tokens added to every call's max_tokens for the hidden reasoning,
+    # which the provider counts toward the same cap (None = none added)
+    reasoning_max_tokens: int | None = None
 
     @classmethod
     def from_config(cls, cfg: Any) -> "BackboneSpec":
@@ -49,7 +55,7 @@ class BackboneSpec:
         if missing:
             raise ValueError(f"backbone config: missing {', '.join('backbone.' + k for k in missing)}")
         try:
-            return cls(
+            spec = cls(
                 name=str(data["name"]),
                 model=str(data["model"]),
                 context_window=int(data["context_window"]),
@@ -62,9 +68,32 @@ class BackboneSpec:
                 extra=dict(data.get("extra") or {}),
                 label=data.get("label"),
                 pricing_model=data.get("pricing_model") or None,
+                count_margin=None if data.get("count_margin") is None else float(data["count_margin"]),
+                reasoning_max_tokens=(None if data.get("reasoning_max_tokens") is None
+                                      else int(data["reasoning_max_tokens"])),
             )
         except (TypeError, ValueError) as exc:
             raise ValueError(f"backbone config '{data.get('name')}': {exc}") from exc
+        if spec.count_margin is not None and not 0 <= spec.count_margin < 1:
+            raise ValueError(f"backbone.count_margin={spec.count_margin}: expected a fraction in [0, 1) "
+                             f"(backbone '{spec.name}')")
+        if spec.reasoning_max_tokens is not None and spec.reasoning_max_tokens < 0:
+            raise ValueError(f"backbone.reasoning_max_tokens={spec.reasoning_max_tokens}: expected >= 0 "
+                             f"(backbone '{spec.name}')")
+        return spec
+
+    def settings_record(self) -> dict[str, Any]:
+        """What of this backbone changes results beyond its model string, for the run manifest:
+        window, output cap, temperature, token-count reserve, reasoning effort and cap, provider routing."""
+        from reconmem.platform.llm.margins import default_count_margin
+
+        extra = self.extra or {}
+        body = extra.get("extra_body") if isinstance(extra.get("extra_body"), Mapping) else {}
+        return {"model": self.model, "context_window": self.context_window, "max_output_tokens": self.max_output_tokens,
+                "temperature": self.temperature,
+                "count_margin": self.count_margin if self.count_margin is not None else default_count_margin(self.model, self.api_base),
+                "reasoning_effort": extra.get("reasoning_effort"), "reasoning_max_tokens": self.reasoning_max_tokens,
+                "provider": body.get("provider") or extra.get("provider")}
 
     @property
     def is_local(self) -> bool:
