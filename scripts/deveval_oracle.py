@@ -3,12 +3,16 @@
     python -m scripts.deveval_oracle [--manifest PATH] [--projects boltons jinja2 ...]
                                      [--executor local|docker] [--workers N] [--out REPORT.json]
                                      [--namespaces NS ...] [--reference LOCAL_REPORT.json]
+                                     [--archive URL [--archive-sha256 HEX]]
 
 The manifest (default: the copy shipped in benchmarks/deveval/data/) is any file in the
 ``pypi_sources.json`` format; everything project-specific comes from its fields. By default the
 tasks the manifest records as usable are run (``--all-located`` runs every located task). The JSON
 report lists every task's outcome, the tasks that fail the oracle (the exclusion list, never to be
-counted), and the agreement with the manifest's recorded oracle fields. Last line printed:
+counted), and the agreement with the manifest's recorded oracle fields. ``--archive`` takes every
+project's tree from DevEval's Source_Code archive (a URL, ``file://`` included) instead of its
+sdist: the environment still comes from the manifest entry, the functions are located by DevEval's
+own positions. Last line printed:
 ``oracle: <pass>/<n> reference pass, <blankfail>/<n> blank fail, <seconds> s``.
 """
 
@@ -25,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from benchmarks.deveval.evaluate import NEEDS_NETWORK_FIELD, needs_network, oracle_task
-from benchmarks.deveval.providers import SnapshotError, get_snapshot
+from benchmarks.deveval.providers import SnapshotError, archive_snapshot, get_snapshot
 from benchmarks.deveval.tasks import TaskDataError, env_spec_for, load_manifest, load_tasks
 from benchmarks.sandbox import build_executor
 
@@ -39,16 +43,19 @@ def write_json_atomic(path: Path, data) -> None:
 
 
 def select_jobs(manifest, tasks_by_ns, projects, *, all_located: bool, limit: int | None,
-                exclude: dict[str, str] | None = None):
+                exclude: dict[str, str] | None = None, namespaces: list[str] | None = None):
     """[(entry, task, location)] for the selected projects; raises on manifest tasks missing from the data.
 
-    ``exclude``: ``{namespace: reason}`` left out (filled with the reason by the caller's report).
+    ``exclude``: ``{namespace: reason}`` left out (filled with the reason by the caller's report);
+    ``namespaces``: only these (each must be among the selected tasks).
     """
     jobs, missing = [], []
     exclude = {} if exclude is None else exclude
     for entry in manifest.select(projects):
         chosen = [loc for loc in entry.tasks if loc.located and (all_located or loc.oracle_pass is None or loc.usable)]
         chosen = [loc for loc in chosen if loc.namespace not in exclude]
+        if namespaces:
+            chosen = [loc for loc in chosen if loc.namespace in set(namespaces)]
         for loc in chosen[: limit or None]:
             task = tasks_by_ns.get(loc.namespace)
             if task is None:
@@ -74,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", type=Path, default=None,
                     help="a local oracle report: with --executor docker, tasks usable there that fail here "
                          f"with a network error get the manifest field {NEEDS_NETWORK_FIELD}")
+    ap.add_argument("--archive", default=None, help="DevEval's Source_Code.tar.gz (URL or file://) as every tree's source")
+    ap.add_argument("--archive-sha256", default=None, help="the archive's sha256 (checked after download)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test run")
     ap.add_argument("--memory-mb", type=int, default=5120)
     ap.add_argument("--quiet", action="store_true")
@@ -91,12 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.executor == "docker":      # tests that need the network cannot be judged with it disabled
         excluded_network = {ns: NEEDS_NETWORK_FIELD for e in manifest.select(args.projects) for ns in needs_network(e)}
     jobs = select_jobs(manifest, tasks_by_ns, args.projects, all_located=args.all_located, limit=args.limit,
-                       exclude=excluded_network)
+                       exclude=excluded_network, namespaces=args.namespaces)
     if args.namespaces:
         unknown = set(args.namespaces) - {t.namespace for _, t, _ in jobs}
         if unknown:
             raise TaskDataError(f"--namespaces: {sorted(unknown)[:3]} not among the selected tasks")
-        jobs = [j for j in jobs if j[1].namespace in set(args.namespaces)]
     executor = build_executor({"name": args.executor, "timeout_s": args.timeout, "memory_mb": args.memory_mb})
     for ns in sorted(excluded_network):
         print(f"EXCLUDED under docker: {ns} (manifest field {NEEDS_NETWORK_FIELD})", flush=True)
@@ -106,7 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     prepared, setup_errors = {}, {}
 
     def setup(entry):
-        root = get_snapshot(entry.repo_spec(), manifest=manifest)
+        if args.archive:
+            root = archive_snapshot(entry.project_path, url=args.archive, sha256=args.archive_sha256)
+        else:
+            root = get_snapshot(entry.repo_spec(), manifest=manifest)
         env = env_spec_for(entry)
         executor.prepare(env)
         return root, env
@@ -128,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             return {"namespace": task.namespace, "project_path": entry.project_path, "usable": False,
                     "ref": None, "blank": None, "error": setup_errors[entry.project_path], "seconds": 0.0}
         root, env = prepared[entry.project_path]
-        res = oracle_task(task, root, env=env, executor=executor, hint=loc)
+        res = oracle_task(task, root, env=env, executor=executor, hint=None if args.archive else loc)
         res["manifest_usable"] = loc.usable
         res["agrees"] = res["usable"] == loc.usable
         with lock:
@@ -161,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     describe = getattr(executor, "describe", None)
     report = {
         "manifest": str(manifest.path), "executor": args.executor, "workers": args.workers,
+        "source": "deveval_archive" if args.archive else "pypi",
         "executor_record": describe() if describe else {"name": args.executor},
         "n": n, "reference_pass": ref_pass, "blank_fail": blank_fail,
         "usable": sum(1 for r in results if r["usable"]), "agree_with_manifest": agree,

@@ -13,6 +13,7 @@ itself get their write bits removed and a fingerprint (relative path, size, mtim
 from __future__ import annotations
 
 import ast
+import fcntl
 import hashlib
 import json
 import os
@@ -122,9 +123,14 @@ def archive_snapshot(project_path: str, *, url: str | None = None, sha256: str |
     url = url or os.environ.get("RECONMEM_DEVEVAL_ARCHIVE_URL") or DEFAULT_ARCHIVE_URL
     sha256 = sha256 or os.environ.get("RECONMEM_DEVEVAL_ARCHIVE_SHA256")
     base = _cache_root() / "deveval"
+    # the official archive keeps its own name; any other URL gets a directory of its own
+    name = "Source_Code" if url == DEFAULT_ARCHIVE_URL else f"Source_Code-{hashlib.sha256(url.encode()).hexdigest()[:12]}"
+    base.mkdir(parents=True, exist_ok=True)
     try:
-        archive = download_url(url, base / "Source_Code.tar.gz", sha256=sha256, progress=True)
-        unpacked = unpack_archive(archive, base / "Source_Code")
+        with open(base / f"{name}.lock", "w") as lock:      # one download and unpack across threads and processes
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            archive = download_url(url, base / f"{name}.tar.gz", sha256=sha256, progress=True)
+            unpacked = unpack_archive(archive, base / name)
     except DownloadError as exc:
         raise SnapshotError(f"deveval_archive provider: {exc}") from exc
     guard_snapshot(unpacked)

@@ -52,7 +52,9 @@ def download_url(url: str, dest: str | Path, *, sha256: str | None = None, progr
         verify_sha256(dest, sha256)
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(dest.suffix + ".part")
+    fd, name = tempfile.mkstemp(dir=dest.parent, prefix=dest.name + ".", suffix=".part")
+    os.close(fd)
+    tmp = Path(name)
     try:
         with urllib.request.urlopen(url, timeout=60) as resp, open(tmp, "wb") as out:
             total = int(resp.headers.get("Content-Length") or 0)
@@ -70,7 +72,12 @@ def download_url(url: str, dest: str | Path, *, sha256: str | None = None, progr
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise DownloadError(f"cannot download {url}: {exc}") from exc
-    verify_sha256(tmp, sha256)
+    try:
+        verify_sha256(tmp, sha256)
+    except DownloadError:
+        tmp.unlink(missing_ok=True)
+        raise
+    tmp.chmod(0o644)
     os.replace(tmp, dest)
     return dest
 
