@@ -55,3 +55,4 @@ clean: ## Remove build artefacts (keeps .venv, caches and results)
 	rm -rf build *.egg-info .pytest_cache
 
 -include mk/reproduce.mk
+-include mk/brackets.mk

@@ -13,6 +13,9 @@ The model (documented in docs/api-runs.md):
    Cached calls count as calls (the ledger keeps their original tokens), so the estimate is what
    the run costs from a cold cache. Without a calibration run the estimate says so and gives only
    the sizes: make one with ``run.limit=2`` on ``backbone=local`` (free) or a scripted backbone.
+   A run that skips the preparation replies (bracket methods, ``method.skip_prep_replies``) has
+   only its tasks (plus any unscripted turn the mock user writes) as units, and is calibrated only
+   from runs that skipped them too (the manifest's ``skip_prep_replies``).
 3. **Dollars.** Each purpose is priced with the backbone of its role (``mock_user*`` ->
    ``user_backbone``, ``judge*`` -> ``judge_backbone``, everything else -> ``backbone``) from
    conf/pricing.yaml over litellm's offline cost map (``backbone.pricing_model`` honoured).
@@ -39,12 +42,15 @@ def role_of(purpose: str) -> str:
     return "backbone"
 
 
-def sample_units(sample: Any) -> int | None:
-    """Conversation steps of a sample known before running (None: decided at run time)."""
+def sample_units(sample: Any, *, skip_prep_replies: bool = False) -> int | None:
+    """Conversation steps of a sample known before running (None: decided at run time). Skipped
+    preparation replies leave the tasks and the turns the mock user still writes (unscripted ones)."""
     outline = getattr(sample, "outline", None)
     tasks = getattr(sample, "tasks", None)
     if outline is None and tasks is None:
         return None
+    if skip_prep_replies:
+        return len(tasks or ()) + sum(1 for st in outline or () if not getattr(st, "scripted", True))
     return len(outline or ()) + len(tasks or ())
 
 
@@ -59,11 +65,15 @@ def _ledger_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def calibrate(results_dir: str | Path, benchmark: str, method: str, backbone: str | None = None) -> dict[str, Any] | None:
-    """Per-purpose rates from the finished samples of the best earlier run (see module doc), or None."""
+def calibrate(results_dir: str | Path, benchmark: str, method: str, backbone: str | None = None, *,
+              skip_prep_replies: bool | None = None) -> dict[str, Any] | None:
+    """Per-purpose rates from the finished samples of the best earlier run (see module doc), or None.
+    ``skip_prep_replies`` (not None): only runs whose manifest says the same."""
     root = Path(results_dir) / benchmark
     best: tuple[tuple[int, int], Path] | None = None
     for run in root.glob(f"*/{method}/*"):
+        if skip_prep_replies is not None and _skipped_replies(run) != skip_prep_replies:
+            continue
         finished = [d for d in (run / "samples").glob("*") if _finished(d)]
         if not finished:
             continue
@@ -95,6 +105,14 @@ def calibrate(results_dir: str | Path, benchmark: str, method: str, backbone: st
                              "output_per_call": tout[p] / calls[p]} for p in sorted(calls)}}
 
 
+def _skipped_replies(run: Path) -> bool:
+    try:
+        manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    return bool(manifest.get("skip_prep_replies"))
+
+
 def _finished(sample_dir: Path) -> bool:
     try:
         result = json.loads((sample_dir / "result.json").read_text(encoding="utf-8"))
@@ -114,11 +132,13 @@ def estimate_run(cfg: Any, benchmark: Any, samples: Sequence[Any], *, calibratio
     """Calls, tokens and dollars the run would spend on ``samples`` (see the module doc for the model)."""
     method = str(cfg.method.name)
     bench_name = str(cfg.benchmark.name)
+    skip = bool(cfg.method.get("skip_prep_replies") or False)
     cal = calibration if calibration is not None else calibrate(cfg.run.results_dir, bench_name, method,
-                                                                str(cfg.backbone.name))
-    known = [sample_units(s) for s in samples]
+                                                                str(cfg.backbone.name), skip_prep_replies=skip)
+    known = [sample_units(s, skip_prep_replies=skip) for s in samples]
     est: dict[str, Any] = {"benchmark": bench_name, "method": method, "backbone": str(cfg.backbone.name),
-                           "samples": len(samples), "calibrated_from": cal and cal["run"], "purposes": {}}
+                           "samples": len(samples), "calibrated_from": cal and cal["run"], "purposes": {},
+                           "skip_prep_replies": skip}
     if cal is None:
         est["units"] = sum(u for u in known if u is not None) if all(u is not None for u in known) else None
         est.update(calls=None, input_tokens=None, output_tokens=None, cost_usd=None)
@@ -146,6 +166,8 @@ def format_estimate(est: dict[str, Any]) -> str:
     """A readable table of :func:`estimate_run`'s result."""
     head = (f"dry run: {est['benchmark']} / {est['method']} / {est['backbone']}: {est['samples']} sample(s), "
             f"{est.get('units')} conversation steps")
+    if est.get("skip_prep_replies"):
+        head += " (preparation replies skipped: the tasks and any mock-user turn)"
     if est.get("calibrated_from") is None:
         return (head + "\n  no calibration run found (finished samples of this benchmark and method under "
                 "run.results_dir): run it once with run.limit=2 backbone=local (free), then dry-run again")

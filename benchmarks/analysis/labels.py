@@ -19,7 +19,10 @@ TABLE1_METHODS = ("full", "vanilla_rag", "memgpt", "ld_agent", "mem0", "mem0r", 
 PROPOSED = "reconmem"
 BASELINES = tuple(m for m in TABLE1_METHODS if m != PROPOSED)
 ABLATIONS = ("reconmem_wo_gae", "reconmem_wo_smg", "reconmem_wo_qg", "reconmem_wo_hcc")
-METHOD_ORDER = ("native_strands",) + TABLE1_METHODS + ABLATIONS
+# The bracket methods of a LoCoEval-format set (benchmarks/analysis/brackets.py): floor and ceiling.
+FLOOR, CEILING = "no_memory", "oracle_context"
+BRACKETS = (FLOOR, CEILING)
+METHOD_ORDER = ("native_strands",) + TABLE1_METHODS + ABLATIONS + BRACKETS
 # Table 2 / 5 (CAB), in the paper's column order: the host agent's native context handling first.
 CAB_METHODS = ("native_strands", "full", "mem0", "reconmem")
 BACKBONE_ORDER = ("gpt5_mini", "deepseek_v32", "qwen3_235b", "local", "local_1_5b", "openai_compatible")
