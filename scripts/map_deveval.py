@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test run")
     ap.add_argument("--docker", action="store_true", help="also run each mapped project's usable tasks in Docker")
+    ap.add_argument("--docker-only", action="store_true",
+                    help="only the Docker pass, over projects whose local mapping is done")
     ap.add_argument("--report-only", action="store_true", help="rewrite the report and manifest from the state files")
     args = ap.parse_args(argv)
 
@@ -73,10 +75,14 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.report_only:
         local = build_executor({"name": "local", "timeout_s": args.timeout})
-        docker = build_executor({"name": "docker", "timeout_s": args.timeout}) if args.docker else None
+        docker = build_executor({"name": "docker", "timeout_s": args.timeout}) \
+            if args.docker or args.docker_only else None
+        done = report.load_states(state_dir)
         by_project: dict[str, list] = {}
         for t in tasks:
             by_project.setdefault(t.project_path, []).append(t)
+        if args.docker_only:
+            wanted = [p for p in wanted if done.get(p, {}).get("status") == "mapped"]
         for i, project in enumerate(wanted, 1):
             print(f"[{i}/{len(wanted)}] {project} ({counts[project]} tasks)", flush=True)
             job = ProjectJob(project, index_name(project), by_project[project], state_dir / f"{_slug(project)}.json",

@@ -197,3 +197,25 @@ def test_fixes_read_from_failed_logs():
            "ModuleNotFoundError: No module named 'json.decoder'\n")
     specs, packages = fixes_from_log(log)
     assert specs == ["pytest-mock", "pytest-cov", "python-dateutil"] and packages == ["git"]
+
+
+@pytest.mark.docker
+def test_docker_pass_records_agreement_in_the_entry(index, tmp_path):
+    pytest.importorskip("docker")
+    from benchmarks.sandbox.docker_exec import DockerExecutor, DockerUnavailable
+    from scripts import map_deveval
+
+    try:
+        DockerExecutor().client
+    except DockerUnavailable as exc:
+        pytest.skip(str(exc))
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    (tmp_path / "base.json").write_text("[]")
+    manifest = tmp_path / "manifest.json"
+    argv = ["--data", str(data), "--out", str(tmp_path / "mapping"), "--manifest-out", str(manifest),
+            "--base-manifest", str(tmp_path / "base.json")]
+    assert map_deveval.main(argv) == 0
+    assert map_deveval.main(argv + ["--docker-only"]) == 0
+    raw = load_manifest(manifest).project(PROJECT).raw
+    assert raw["docker_agreement"] == {"n": 2, "agree": 2, "disagree": [], "os_requirements_added": []}

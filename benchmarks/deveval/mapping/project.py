@@ -370,35 +370,57 @@ def _entry(job: ProjectJob, rel: pypi.SdistRelease, prefix: str, env: EnvSpec, i
 # ------------------------------------------------------------------------------------------ docker
 
 def docker_agreement(job: ProjectJob, docker: Executor) -> dict:
-    """Re-run the oracle of the project's usable tasks under ``docker``; record the per-task agreement."""
+    """Re-run the oracle of the project's usable tasks under ``docker`` and record the agreement.
+
+    A disagreement whose log names a missing command adds its Debian package to the entry's
+    ``os_requirements`` and is run again once; one that fails with a network error is listed in the
+    entry's ``needs_network`` (such tasks are not judged under Docker).
+    """
     entry = job.state.get("entry")
     if not entry or job.state.get("status") != "mapped":
         return {}
     tasks = {t.namespace: t for t in job.tasks}
     rel = pypi.SdistRelease(**job.state["chosen"])
-    _, unpacked = pypi.fetch_release(rel)
+    archive, unpacked = pypi.fetch_release(rel)
     root = unpacked / entry["path_prefix_in_sdist"] if entry["path_prefix_in_sdist"] else unpacked
-    sdist = pypi.fetch_release(rel)[0] if entry["install_project_from_sdist"] else None
-    env = _env_for(job, entry["env_pip_install"], entry["pythonpath_in_tree"], entry["os_requirements"], sdist)
-    docker.prepare(env)
     results = job.state.setdefault("docker_oracle", {})
     usable = [r for r in entry["tasks"] if r.get("oracle_pass") and r.get("blank_fails") and r.get("located_by")]
-    todo = [r for r in usable if r["namespace"] not in results]
 
-    def one(row):
-        m = match.TaskMatch(row["namespace"], row["located_by"], row["signature_line"], row["body_start"],
-                            row["body_end"], True)
-        return row["namespace"], oracle_task(tasks[row["namespace"]], root, env=env, executor=docker, hint=_hint(m))
+    def run(rows: list[dict]) -> None:
+        env = _env_for(job, entry["env_pip_install"], entry["pythonpath_in_tree"], entry["os_requirements"],
+                       archive if entry["install_project_from_sdist"] else None)
+        docker.prepare(env)
 
-    with ThreadPoolExecutor(max(1, job.workers)) as pool:
-        for i, (ns, res) in enumerate(pool.map(one, todo), 1):
-            results[ns] = {"usable": res["usable"], "ref": (res.get("ref") or {}).get("outcome"),
-                           "blank": (res.get("blank") or {}).get("outcome"),
-                           "log_tail": ((res.get("ref") or {}).get("log_tail") or "")[-1500:]}
-            if i % 5 == 0 or i == len(todo):
-                _save(job)
-    agree = [ns for ns in results if results[ns]["usable"]]
-    entry["docker_agreement"] = {"n": len(results), "agree": len(agree),
-                                 "disagree": sorted(set(results) - set(agree))}
+        def one(row):
+            m = match.TaskMatch(row["namespace"], row["located_by"], row["signature_line"], row["body_start"],
+                                row["body_end"], True)
+            return row["namespace"], oracle_task(tasks[row["namespace"]], root, env=env, executor=docker, hint=_hint(m))
+
+        with ThreadPoolExecutor(max(1, job.workers)) as pool:
+            for i, (ns, res) in enumerate(pool.map(one, rows), 1):
+                results[ns] = {"usable": res["usable"], "ref": (res.get("ref") or {}).get("outcome"),
+                               "blank": (res.get("blank") or {}).get("outcome"),
+                               "log_tail": ((res.get("ref") or {}).get("log_tail") or "")[-1500:]}
+                if i % 5 == 0 or i == len(rows):
+                    _save(job)
+
+    run([r for r in usable if r["namespace"] not in results])
+    if not job.state.get("docker_fixed"):
+        failed = [r for r in usable if not results[r["namespace"]]["usable"]]
+        added = []
+        for r in failed:
+            for pkg in fixes_from_log(results[r["namespace"]]["log_tail"])[1]:
+                if pkg not in entry["os_requirements"] and pkg not in added:
+                    added.append(pkg)
+        job.state["docker_fixed"] = {"os_requirements_added": added}
+        if added:
+            entry["os_requirements"] = sorted(entry["os_requirements"] + added)
+            run(failed)
+    disagree = sorted(ns for ns, r in results.items() if not r["usable"])
+    network = [ns for ns in disagree if _NETWORK.search(results[ns]["log_tail"])]
+    if network:
+        entry["needs_network"] = network
+    entry["docker_agreement"] = {"n": len(results), "agree": len(results) - len(disagree), "disagree": disagree,
+                                 "os_requirements_added": job.state["docker_fixed"]["os_requirements_added"]}
     _save(job)
     return entry["docker_agreement"]
