@@ -74,6 +74,9 @@ OS_COMMANDS = {"git": "git", "hg": "mercurial", "svn": "subversion", "ffmpeg": "
                "gcc": "gcc", "file": "file", "zip": "zip", "unzip": "unzip", "bash": "bash", "patch": "patch"}
 HEAVY_DISTS = re.compile(r"^(torch|tensorflow(-cpu)?|jax|jaxlib|nvidia-[\w-]+|cupy[\w-]*|triton|mxnet|"
                          r"onnxruntime-gpu|tensorrt|paddlepaddle)$", re.I)
+# Backports of modules Python 3.11 has in its standard library (installed, they shadow it or fail).
+STDLIB_BACKPORTS = {"typing", "enum34", "dataclasses", "futures", "argparse", "asyncio", "contextvars",
+                    "pathlib", "ordereddict", "importlib", "statistics", "selectors34", "trollius"}
 _MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
 _MISSING_COMMAND = re.compile(r"No such file or directory: '([\w.-]+)'|([\w.-]+): (?:command )?not found")
 
@@ -341,7 +344,8 @@ def resolve(specs: list[str], *, exclude_newer: str, python: str = "3.11", uv: s
                               input="\n".join(specs) + "\n", capture_output=True, text=True, timeout=timeout)
         if proc.returncode == 0:
             pins = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip() and not ln.startswith(("#", " "))]
-            return pins, dropped
+            backports = [p for p in pins if _name(p) in STDLIB_BACKPORTS]
+            return [p for p in pins if p not in backports], dropped + [_name(p) for p in backports]
         culprit = _culprit(proc.stderr, specs)
         if culprit is None:
             raise ResolveError(proc.stderr.strip()[-1500:])
