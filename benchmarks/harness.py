@@ -68,7 +68,16 @@ def build_llm(backbone_cfg: Any, cfg: Any, ledger: Any = None, *, option: str = 
         max_retries=int(cfg.llm.max_retries),
         timeout=float(cfg.llm.timeout),
         cache_mode=str(cfg.cache.get("mode", "sqlite")),
+        cache_salt=repeat_cache_salt(cfg),
     )
+
+
+def repeat_cache_salt(cfg: Any) -> dict[str, int] | None:
+    """``{"repeat": i}`` for repeat i of a ``run.repeat=K`` run (K > 1), else None (keys unchanged)."""
+    run = cfg.get("run") if hasattr(cfg, "get") else None
+    if run is None or int(run.get("repeat", 1) or 1) <= 1 or run.get("repeat_index") is None:
+        return None
+    return {"repeat": int(run.repeat_index)}
 
 
 _EMBEDDER: Any = None

@@ -48,8 +48,10 @@ ERROR = "error.txt"
 # ----------------------------------------------------------------------------- statuses
 OK = "ok"
 ERROR_STATUS = "error"          # crashed; retried on resume; its tasks count as failed
-INTERRUPTED = "interrupted"     # stopped by the run (cost limit); retried on resume; counts as not run
+INTERRUPTED = "interrupted"     # stopped by the run (cost limit); retried on resume; its tasks count as failed
+MISSING = "missing"             # selected by the manifest, no result.json (never finished); its tasks count as failed
 LOOP_STATUSES = (OK, ERROR_STATUS, INTERRUPTED)
+UNFINISHED_STATUSES = frozenset({INTERRUPTED, MISSING})
 
 
 class RecordError(ValueError):
@@ -137,6 +139,29 @@ class ConversationRow(TypedDict, total=False):
     content: str
 
 
+class SelectedSample(TypedDict, total=False):
+    """One entry of the manifest's ``selected``: a selected sample as it counts when it never finishes
+    (the benchmark's ``error_result`` fields: LoCoEval subset / project / tasks, CAB task id / repo)."""
+
+    sample_id: str
+    subset: str
+    project: str
+    repo_cluster: str
+    n_turns: int
+    n_tasks: int
+    tasks: list[TaskOutcome]
+    task_id: str
+    repo: str
+
+
+class Repeat(TypedDict):
+    """The manifest's ``repeat`` of a ``run.repeat=K`` run (null for an unrepeated run)."""
+
+    index: int                  # 1..K
+    of: int                     # K
+    run_id: str                 # the run id the K run directories share (<run_id>-r<index>)
+
+
 class Models(TypedDict):
     backbone: str
     user: str | None
@@ -162,6 +187,8 @@ class Manifest(TypedDict, total=False):
     shard: str | None           # "i/n" in a shard file; null (unsharded) or "n shards" in the merged view
     n_shards: int | None
     n_selected: int
+    selected: list[SelectedSample]  # every selected sample (the whole selection, also in a shard's file)
+    repeat: Repeat | None
     data_checksums: dict[str, str | None]
     git_rev: str | None
     git_dirty: bool
@@ -186,6 +213,7 @@ class Summary(TypedDict, total=False):
     n_errored: int
     n_interrupted: int
     n_unfinished: int
+    n_missing: int              # selected samples without a finished record (no result.json, or interrupted)
     status_counts: dict[str, int]
     json_failures: int
     cost_usd: float
@@ -330,6 +358,49 @@ def sample_results(run_dir: str | Path, sample_ids: Sequence[str] | None = None)
     if not base.is_dir():
         return []
     return [r for r in (read_result(d) for d in sorted(base.iterdir()) if d.is_dir()) if r is not None]
+
+
+def selected_entry(sample_id: str, fields: Mapping[str, Any]) -> SelectedSample:
+    """The manifest entry of one selected sample from its benchmark's ``error_result`` fields."""
+    keep = ("subset", "project", "repo_cluster", "n_turns", "n_tasks", "task_id", "repo")
+    entry: dict[str, Any] = {"sample_id": str(sample_id), **{k: fields[k] for k in keep if fields.get(k) is not None}}
+    tasks = fields.get("tasks")
+    if isinstance(tasks, list):
+        entry["tasks"] = [{"req_id": t.get("req_id"), "namespace": t.get("namespace")} for t in tasks
+                          if isinstance(t, Mapping)]
+        entry.setdefault("n_tasks", len(entry["tasks"]))
+    return entry  # type: ignore[return-value]
+
+
+def manifest_selection(manifest: Mapping[str, Any]) -> dict[str, SelectedSample] | None:
+    """Sample id -> entry of the manifest's ``selected`` (None for manifests written before it)."""
+    selected = manifest.get("selected")
+    if not isinstance(selected, list):
+        return None
+    return {str(e["sample_id"]): e for e in selected if isinstance(e, Mapping) and e.get("sample_id") is not None}
+
+
+def missing_result(entry: Mapping[str, Any], *, status: str = MISSING, error: str | None = None) -> Result:
+    """The result a selected sample without a finished record counts as: every task failed (``not_run``)."""
+    tasks = [{"req_id": t.get("req_id"), "namespace": t.get("namespace"), "outcome": "not_run", "passed": False}
+             for t in entry.get("tasks") or []]
+    n_tasks = entry.get("n_tasks")
+    if n_tasks is None and entry.get("tasks") is not None:
+        n_tasks = len(tasks)
+    return {**entry, "status": status, "error": error or "no result.json (the sample never finished)",  # type: ignore[typeddict-item]
+            "n_tasks": None if n_tasks is None else int(n_tasks), "tasks": tasks}
+
+
+def selection_results(run_dir: str | Path, sample_ids: Sequence[str]) -> list[Result]:
+    """One result per selected id, in order: the recorded one, else :func:`missing_result` of the
+    manifest's entry (``{"sample_id": id}`` alone when the manifest lists none)."""
+    base = Path(run_dir) / SAMPLES
+    selection = manifest_selection(read_manifest(run_dir)) or {}
+    out: list[Result] = []
+    for sid in sample_ids:
+        r = read_result(base / safe_name(str(sid)))
+        out.append(r if r is not None else missing_result(selection.get(str(sid)) or {"sample_id": str(sid)}))
+    return out
 
 
 # ----------------------------------------------------------------------------- derived fields

@@ -232,8 +232,65 @@ def _load(bench: Benchmark, cfg: Any) -> list[Any]:
 
 
 # ----------------------------------------------------------------------------- the loop
+def repeat_settings(cfg: Any) -> tuple[int, int | None]:
+    """``(K, i)`` from ``run.repeat`` (K >= 1 repeats) and ``run.repeat_index`` (1..K, or None: all)."""
+    raw = cfg.run.get("repeat", 1)
+    try:
+        k = int(1 if raw is None else raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"run.repeat={raw}: expected a positive integer") from None
+    if k < 1:
+        raise ConfigError(f"run.repeat={raw}: expected a positive integer")
+    index = cfg.run.get("repeat_index")
+    if index is None:
+        return k, None
+    try:
+        i = int(index)
+    except (TypeError, ValueError):
+        raise ConfigError(f"run.repeat_index={index}: expected 1..run.repeat") from None
+    if not 1 <= i <= k:
+        raise ConfigError(f"run.repeat_index={index}: expected 1..{k} (run.repeat={k})")
+    return k, i
+
+
+def repeat_config(cfg: Any, index: int) -> Any:
+    """The config of repeat ``index``: run id ``<run_id>-r<index>`` (its own run directory),
+    ``run.repeat_index`` set (the LLM clients add it to their cache keys) and ``run.repeat_of`` the base id."""
+    from omegaconf import open_dict
+
+    sub = cfg.copy()
+    with open_dict(sub):
+        sub.run.repeat_of = str(cfg.run.run_id)
+        sub.run.run_id = f"{cfg.run.run_id}-r{index}"
+        sub.run.repeat_index = int(index)
+    return sub
+
+
+def repeat_record(cfg: Any) -> dict[str, Any] | None:
+    """The manifest's ``repeat`` ({index, of, run_id}), or None for an unrepeated run."""
+    k, index = repeat_settings(cfg)
+    if k == 1 or index is None:
+        return None
+    return {"index": index, "of": k, "run_id": str(cfg.run.get("repeat_of") or cfg.run.run_id)}
+
+
 def run(cfg: Any) -> dict[str, Any]:
-    """Run ``cfg.benchmark`` for ``cfg.method`` x ``cfg.backbone``; resume-safe; returns the summary."""
+    """Run ``cfg.benchmark`` for ``cfg.method`` x ``cfg.backbone``; resume-safe; returns the summary.
+
+    ``run.repeat=K`` (K > 1) runs the whole configuration K times, repeat i into run directory
+    ``<run_id>-r<i>`` with i in the LLM cache keys (``run.repeat_index=i`` runs only repeat i);
+    the summary then lists the repeats' summaries."""
+    k, index = repeat_settings(cfg)
+    if k == 1:
+        return _run_config(cfg)
+    summaries = [_run_config(repeat_config(cfg, i)) for i in ([index] if index is not None else range(1, k + 1))]
+    if len(summaries) == 1:
+        return summaries[0]
+    return {"n_repeats": k, "run_ids": [s.get("run_id") for s in summaries], "repeats": summaries}
+
+
+def _run_config(cfg: Any) -> dict[str, Any]:
+    """One run directory of ``cfg`` (one repeat)."""
     bench = build_benchmark(cfg)
     check_eval_models(cfg, bench)
     samples = bench.select(_load(bench, cfg), ids=_ids(cfg.run.get("ids")), limit=cfg.run.get("limit"))
@@ -392,6 +449,8 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
         "hide_task_tests": cfg.benchmark.get("hide_task_tests"),
         "privileged_inputs": sorted(method_inputs(cfg)[0]), "skip_prep_replies": method_inputs(cfg)[1],
         "shard": None, "n_shards": None, "n_selected": len(samples),
+        "selected": [records.selected_entry(bench.sample_id(s), bench.error_result(s)) for s in samples],
+        "repeat": repeat_record(cfg),
         **provenance(bench.data_files(cfg)),
     }
     local = _local_runtimes(cfg, models)
@@ -457,7 +516,8 @@ class _open_struct:
 
 def write_summary(run_path: Path, cfg: Any, bench: Benchmark, selected_ids: Sequence[str], shard_ids: Sequence[str],
                   shard: tuple[int, int] | None, *, stopped: str | None = None) -> dict[str, Any]:
-    """summary.json over every selected sample on disk (merged view) and the shard's own summary."""
+    """summary.json over every selected sample (merged view) and the shard's own summary: the
+    benchmark scores every selected id, a missing or interrupted one as failed (``n_missing``)."""
 
     def counts(ids: Sequence[str]) -> dict[str, Any]:
         results = records.sample_results(run_path, ids)
@@ -466,11 +526,12 @@ def write_summary(run_path: Path, cfg: Any, bench: Benchmark, selected_ids: Sequ
                 "status_counts": dict(sorted(status.items())),
                 "n_errored": sum(1 for r in results if r.get("status") == records.ERROR_STATUS or r.get("errored")),
                 "n_interrupted": status.get(records.INTERRUPTED, 0),
+                "n_missing": len(ids) - len(results) + status.get(records.INTERRUPTED, 0),
                 "json_failures": sum(int(r.get("json_failures") or 0) for r in results),
                 "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in results), 8)}
 
     head = {"benchmark": str(cfg.benchmark.name), "method": str(cfg.method.name), "backbone": str(cfg.backbone.name),
-            "run_id": str(cfg.run.run_id), "run_dir": str(run_path)}
+            "run_id": str(cfg.run.run_id), "run_dir": str(run_path), "repeat": repeat_record(cfg)}
     summary = {**head, **bench.score(run_path, list(selected_ids)), **counts(selected_ids), "stopped": stopped,
                "shard": None}
     if shard is not None:

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from benchmarks.analysis import labels
+from benchmarks.analysis import brackets, labels
 from benchmarks.analysis.render import (MISSING, Block, Table, fmt_count, fmt_delta, fmt_num, fmt_ratio,
                                         fmt_tokens_k, fmt_usd, is_missing)
 from benchmarks.analysis.stats import paired_bootstrap
@@ -203,6 +203,7 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
             columns += [(labels.method_label(m), "Pass@1"), (labels.method_label(m), "Err."),
                         (labels.method_label(m), "CR")]
         columns += [("CR samples", "n"), (f"Δ vs {best_label}", "pp"), ("Paired Δ [95% CI]", "pp"), ("Paired", "p")]
+        columns += brackets.table1_columns() if brackets.present(tasks) else []
         display: list[list[str]] = []
         for bb in [*backbones, OVERALL]:
             row_bbs = backbones if bb == OVERALL else [bb]
@@ -231,6 +232,10 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
                   f"{paired['paired_diff_pp']:+.3f} [{paired['ci_low_pp']:+.3f}, {paired['ci_high_pp']:+.3f}]")
             line += [str(n_common), fmt_delta(delta), ci,
                      MISSING if is_missing(paired["p_value"]) else f"{paired['p_value']:.3f}"]
+            if brackets.present(tasks):  # floor, ceiling and memory headroom beside the methods
+                bracket_cells = brackets.bracket_cells(tasks, row_bbs, subset)
+                line += brackets.table1_values(bracket_cells)
+                rows += brackets.table1_rows(bracket_cells, subset, bb)
             display.append(line)
         blocks.append(Block(columns=columns, rows=display, heading=subset.capitalize()))
     notes.append("Pass@1 in % over every task of every scored sample. " + ERRORED_NOTE)
@@ -244,6 +249,8 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
     data = pd.DataFrame(rows, columns=["subset", "backbone", "method", "pass1", "cr", "n_tasks", "n_samples",
                                        "n_errored", "n_cr_samples", "n_common_samples", "baseline", "delta_pp",
                                        "paired_diff_pp", "ci_low_pp", "ci_high_pp", "p_value", "n_paired"])
+    if brackets.present(tasks):
+        notes.append(brackets.HEADROOM_NOTE)
     return Table("table1", "Table 1. Pass@1 (%) and compression ratio (CR) on LoCoEval", data, blocks, notes)
 
 

@@ -6,6 +6,8 @@ What is counted (one denominator, docs/cab.md "What is counted"):
   run's retry with the same judge, or ``error``: the loop crashed after the run's retries). An
   errored issue counts as INCORRECT and carries no verbosity label, so Correct + Partially Correct
   + Incorrect = 100 % and Appropriate + Verbose + Terse + Errored = 100 % of the scored issues.
+* **missing** issues (selected but never finished: ``interrupted``, or ``missing`` - no result.json)
+  are scored too, as INCORRECT without a verbosity label, and counted apart (``missing``).
 * **excluded** issues (``init_failed``: the repository could not be initialised;
   ``docker_unavailable``: a dockerfile but no engine; or an ``excluded_reason``) are not scored.
   Exclusion is a property of the issue, not of a method: the analysis
@@ -39,6 +41,7 @@ MEMORY_PURPOSES = frozenset({
 MAINTAINER_PURPOSES = frozenset({"turn_generation", "maintainer_tool_step"})
 EXCLUDING_STATUSES = ("init_failed", "docker_unavailable", "excluded")  # the issue is out, for every method
 ERRORED_STATUSES = ("judge_error", "error")  # scored as INCORRECT and counted
+MISSING_STATUSES = ("interrupted", "missing")  # selected, never finished: scored as INCORRECT and counted
 # Per-status counts reported by summarize() as ``<status>_count`` (name kept for old callers).
 EXCLUDED_STATUSES = ("init_failed", "docker_unavailable", "judge_error", "error")
 
@@ -101,7 +104,7 @@ def _pct(n: int, d: int) -> float | None:
 
 
 def issue_state(result: Mapping[str, Any], excluded_ids: Iterable[str] = ()) -> str:
-    """``judged`` | ``errored`` | ``excluded`` | ``unfinished`` for one issue record."""
+    """``judged`` | ``errored`` | ``missing`` | ``excluded`` | ``unfinished`` for one issue record."""
     status = str(result.get("status") or "missing")
     if result.get("excluded_reason") or status in EXCLUDING_STATUSES or str(result.get("sample_id")) in set(excluded_ids):
         return "excluded"
@@ -109,6 +112,8 @@ def issue_state(result: Mapping[str, Any], excluded_ids: Iterable[str] = ()) -> 
         return "judged"
     if status in ERRORED_STATUSES or result.get("errored"):
         return "errored"
+    if status in MISSING_STATUSES:
+        return "missing"
     return "unfinished"
 
 
@@ -118,13 +123,14 @@ def summarize(results: Sequence[Mapping[str, Any]], *, excluded_ids: Iterable[st
     Each judged record needs ``verdict``, ``verbosity``, ``turns`` (> 0) and ``tokens``
     (``{"maintainer", "memory", "combined"}``, as written by :func:`issue_tokens`). ``excluded_ids``:
     issues excluded for every method (see the module docstring); records with an excluding status
-    are excluded anyway. Percentages are over the scored issues (judged + errored).
+    are excluded anyway. Percentages are over the scored issues (judged + errored + missing).
     """
     excluded_ids = {str(i) for i in excluded_ids}
     states = [issue_state(r, excluded_ids) for r in results]
     judged = [r for r, st in zip(results, states) if st == "judged"]
     errored = [r for r, st in zip(results, states) if st == "errored"]
-    scored = judged + errored
+    missing = [r for r, st in zip(results, states) if st == "missing"]
+    scored = judged + errored + missing
     counts = {s: sum(1 for r in results if r.get("status") == s) for s in EXCLUDED_STATUSES}
     n = len(scored)
     verdicts = {v: sum(1 for r in judged if r.get("verdict") == v) for v in VERDICTS}
@@ -157,14 +163,16 @@ def summarize(results: Sequence[Mapping[str, Any]], *, excluded_ids: Iterable[st
         "scored": n,
         "evaluated": len(judged),
         "errored": len(errored),
+        "missing": len(missing),
         "excluded": sum(1 for st in states if st == "excluded"),
         "unfinished": sum(1 for st in states if st == "unfinished"),
         "total_records": len(results),
         **{f"{s}_count": c for s, c in counts.items()},
         "correct_pct": _pct(verdicts["CORRECT"], n),
         "partially_correct_pct": _pct(verdicts["PARTIALLY CORRECT"], n),
-        "incorrect_pct": _pct(verdicts["INCORRECT"] + len(errored), n),
+        "incorrect_pct": _pct(verdicts["INCORRECT"] + len(errored) + len(missing), n),
         "errored_pct": _pct(len(errored), n),
+        "missing_pct": _pct(len(missing), n),
         "appropriate_pct": _pct(verbosity["appropriate"], n),
         "verbose_pct": _pct(verbosity["verbose"], n),
         "terse_pct": _pct(verbosity["terse"], n),

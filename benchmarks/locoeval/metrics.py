@@ -11,8 +11,9 @@ same samples; end-to-end tokens = input + output of the counted calls. Cached re
 the usage they had when first computed (a cache hit replays the same prompt).
 Pass@1 is the fraction (0..1) of function-generation tasks whose tests passed, over **every task of
 every scored sample**: a sample that still errored after the run's retries (``status: error``)
-counts all its tasks as failed and is counted in ``n_errored`` (the paper scores all 320 tasks;
-an error never improves a score). Token figures (CR, tokens per conversation) use ``ok`` samples
+counts all its tasks as failed and is counted in ``n_errored``; a selected sample that never
+finished (``interrupted``, or ``missing``: no result.json) counts its tasks as failed too and is
+counted in ``n_missing`` (the paper scores all 320 tasks; an error or a gap never improves a score). Token figures (CR, tokens per conversation) use ``ok`` samples
 only, since an errored sample's ledger is partial; the report's CR additionally restricts to the
 samples every compared method finished (:mod:`benchmarks.analysis.tables`).
 """
@@ -44,6 +45,7 @@ def counted(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 # ------------------------------------------------------------------------------------- Pass@1
 ERRORED_STATUSES = frozenset({"error"})
 EXCLUDING_STATUSES = frozenset({"init_failed", "docker_unavailable", "excluded"})
+MISSING_STATUSES = frozenset({"interrupted", "missing"})
 
 
 def ok_results(results: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -57,9 +59,16 @@ def is_errored(result: Mapping[str, Any]) -> bool:
     return result.get("status") in ERRORED_STATUSES or bool(result.get("errored"))
 
 
+def is_missing(result: Mapping[str, Any]) -> bool:
+    """A selected sample that never finished (interrupted, or no result.json): scored, its tasks failed."""
+    if result.get("excluded_reason") or result.get("status") in EXCLUDING_STATUSES or is_errored(result):
+        return False
+    return result.get("status") in MISSING_STATUSES
+
+
 def scored_results(results: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The samples that enter Pass@1: ok ones and errored ones (interrupted / excluded do not)."""
-    return [r for r in results if r.get("status") == "ok" or is_errored(r)]
+    """The samples that enter Pass@1: ok, errored and missing / interrupted ones (excluded do not)."""
+    return [r for r in results if r.get("status") == "ok" or is_errored(r) or is_missing(r)]
 
 
 def sample_outcomes(result: Mapping[str, Any]) -> list[bool]:
@@ -195,6 +204,7 @@ def summarize(results: Sequence[Mapping[str, Any]], ledgers: Mapping[str, Events
     ok_ids = {r["sample_id"] for r in oks}
     ok_ledgers = {k: v for k, v in ledgers.items() if k in ok_ids}
     n_errored = sum(1 for r in results if is_errored(r))
+    n_missing = sum(1 for r in results if is_missing(r))
     cost = 0.0
     for r in results:
         if r.get("cost_usd") is not None:
@@ -206,6 +216,8 @@ def summarize(results: Sequence[Mapping[str, Any]], ledgers: Mapping[str, Events
         "n_ok": len(oks),
         "n_error": n_errored,
         "n_errored": n_errored,
+        "n_missing": n_missing,
+        "complete": n_missing == 0,
         "n_scored": len(scored_results(results)),
         "n_tasks": len(task_outcomes(results)),
         "n_passed": sum(task_outcomes(results)),
@@ -243,9 +255,19 @@ def read_run(run_path: str | Path, *, sample_ids: Iterable[str] | None = None) -
 
 
 def summarize_run(run_path: str | Path, *, sample_ids: Iterable[str] | None = None) -> dict[str, Any]:
-    """:func:`summarize` over a run directory's records."""
-    rec = read_run(run_path, sample_ids=sample_ids)
-    return summarize(rec["results"], rec["ledgers"])
+    """:func:`summarize` over a run directory's records; with ``sample_ids`` (the selection) a selected
+    sample without a result counts as ``missing`` (its tasks failed, from the manifest's ``selected``)."""
+    from benchmarks import records
+
+    ids = [str(i) for i in sample_ids] if sample_ids is not None else None
+    rec = read_run(run_path, sample_ids=ids)
+    results = rec["results"]
+    if ids is not None:
+        have = {str(r.get("sample_id")) for r in results}
+        selection = records.manifest_selection(records.read_manifest(run_path)) or {}
+        results = results + [dict(records.missing_result(selection.get(i) or {"sample_id": i}))
+                             for i in ids if i not in have]
+    return summarize(results, rec["ledgers"])
 
 
 def compression_ratio_between(method_run: str | Path, full_run: str | Path, *,

@@ -53,9 +53,14 @@ def test_errored_and_interrupted_samples():
                 "tasks": [{"req_id": "r1", "passed": True}, {"req_id": "r2", "passed": False}]}
     assert M.sample_outcomes(recorded) == [False, False]  # a recorded list wins; an error never passes
     assert M.sample_outcomes({"status": "error", "n_tasks": 3, "tasks": []}) == [False] * 3
-    assert not M.is_errored({"status": "interrupted", "n_tasks": 3})  # not run yet: not scored
-    assert not M.is_errored({"status": "excluded", "n_tasks": 3})
-    assert M.scored_results([{"status": "interrupted"}, {"status": "ok", "tasks": []}]) == [{"status": "ok", "tasks": []}]
+    assert not M.is_errored({"status": "interrupted", "n_tasks": 3})  # not an error: a missing sample
+    assert M.is_missing({"status": "interrupted", "n_tasks": 3}) and M.is_missing({"status": "missing"})
+    assert not M.is_errored({"status": "excluded", "n_tasks": 3}) and not M.is_missing({"status": "excluded"})
+    # An interrupted (or missing) selected sample is scored, its tasks failed (issue 24.1).
+    assert M.scored_results([{"status": "interrupted"}, {"status": "ok", "tasks": []}]) == [
+        {"status": "interrupted"}, {"status": "ok", "tasks": []}]
+    assert M.pass_at_1([{"status": "interrupted", "n_tasks": 2}, {"status": "ok", "tasks": [{"passed": True}]}]) \
+        == pytest.approx(1 / 3)
 
 
 def test_tokens_and_stages():

@@ -72,7 +72,7 @@ class LLMClient:
     def __init__(self, spec: BackboneSpec, *, ledger: UsageLedger | None = None, cache_path: str | Path | None = None,
                  max_concurrency: int = 4, max_retries: int = 6, timeout: float = 300,
                  retry_base_delay: float = 1.0, retry_max_delay: float = 60.0, cache_mode: str = "sqlite",
-                 pricing: Pricing | None = None) -> None:
+                 pricing: Pricing | None = None, cache_salt: Mapping[str, Any] | None = None) -> None:
         if not isinstance(spec, BackboneSpec):
             spec = BackboneSpec.from_config(spec)
         if max_concurrency < 1:
@@ -80,6 +80,7 @@ class LLMClient:
         self.spec = spec
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.cache = open_cache(cache_path, cache_mode) if cache_path else None
+        self.cache_salt = dict(cache_salt or {})  # extra cache-key fields, e.g. {"repeat": i} of run.repeat=K
         self.max_concurrency = int(max_concurrency)
         self.max_retries = int(max_retries)
         self.timeout = float(timeout)
@@ -132,7 +133,7 @@ class LLMClient:
         started = time.perf_counter()
         key = None
         if self.cache is not None and request["temperature"] == 0:
-            key = request_key({**request, **self._cache_identity()})
+            key = request_key({**request, **self._cache_identity(), **self.cache_salt})
         if key is not None:
             hit = self.cache.get(key)
             if hit is not None:
