@@ -175,8 +175,16 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
                  *figures.figure8(by_k, by_l, out, mark=mark)]
         return Artefact(benchmark, "fig8", "Pass@1 by tasks per conversation k and length interval l", paths)
 
-    for name, fn in (("table1", t1), ("table3", t3), ("table4", t4), ("table6", t6), ("fig5", f5), ("fig6", f6),
-                     ("fig7", f7), ("fig8", f8)):
+    def bk() -> Artefact:
+        from benchmarks.analysis import brackets
+
+        if not brackets.present(tasks):
+            raise Skip("no bracket runs (no_memory, oracle_context)")
+        return _table_artefact(benchmark, brackets.brackets_table(tasks, n_resamples=n_resamples, seed=seed), out,
+                               "floor, ceiling and memory headroom, with each method's recovered share", mark)
+
+    for name, fn in (("table1", t1), ("brackets", bk), ("table3", t3), ("table4", t4), ("table6", t6), ("fig5", f5),
+                     ("fig6", f6), ("fig7", f7), ("fig8", f8)):
         _step(report, benchmark, name, fn)
 
 

@@ -144,3 +144,18 @@ def test_ordinary_methods_declare_no_privileged_input():
         assert not declared and not skip, path.stem
         if path.stem != "native_strands":  # a CAB-only host
             check_method_inputs(cfg, build_benchmark(cfg), build_method(cfg))
+
+
+def test_dry_run_estimates_one_call_per_task_from_a_bracket_run(bracket_runs):
+    from benchmarks.runloop import run
+
+    samples, runs = bracket_runs
+    cfg, run_dir, _ = runs["no_memory"]
+    fresh = _cfg("method=no_memory", "benchmark=demo", "backbone=gpt5_mini", f"run.results_dir={cfg.run.results_dir}",
+                 "run.run_id=cold", "run.dry_run=true")
+    est = run(fresh)["estimate"]
+    n_tasks = sum(len(s.tasks) for s in samples)
+    assert est["skip_prep_replies"] is True and est["units"] == n_tasks
+    assert est["calibrated_from"] == str(run_dir)
+    assert est["calls"] == pytest.approx(n_tasks) and set(est["purposes"]) == {"task_generation"}
+    assert est["cost_usd"] > 0  # priced with GPT-5 mini's rates over the calibration run's tokens

@@ -1,0 +1,122 @@
+"""Floor / ceiling / memory headroom per subset in Table 1, the brackets table and the report, on the
+fixture records plus hand-written bracket runs of GPT-5 mini over the same samples (s1..s4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from analysis_helpers import RESULTS
+
+from benchmarks import records as rec
+
+# (sample, subset, project) -> passed per task; the fixture's Full run passes s1 r1 r2, s2 r1, s3 r1, s4 r1 r2.
+SAMPLES = {"s1": ("single-hop", "repoA", 2), "s2": ("single-hop", "repoB", 1),
+           "s3": ("multi-hop", "repoA", 3), "s4": ("multi-hop", "repoC", 2)}
+OUTCOMES = {
+    "no_memory": {"s1": [False, False], "s2": [True], "s3": [False, False, False], "s4": [True, False]},
+    "oracle_context": {"s1": [True, True], "s2": [True], "s3": [True, False, True], "s4": [True, True]},
+}
+LABELS = {"no_memory": "No Memory (floor)", "oracle_context": "Oracle Context (ceiling)"}
+
+
+def write_bracket_run(root: Path, method: str) -> Path:
+    run = root / "locoeval" / "gpt5_mini" / method / "fixture"
+    rec.atomic_write_text(run / rec.CONFIG, "\n".join([
+        "benchmark:", "  name: locoeval", "backbone:", "  name: gpt5_mini", "  label: GPT-5 mini",
+        "  model: openai/gpt-5-mini", "method:", f"  name: {method}", f"  label: {LABELS[method]}",
+        "  skip_prep_replies: true", "run:", "  run_id: fixture", ""]))
+    selected = [{"sample_id": sid, "subset": sub, "project": proj, "repo_cluster": proj, "n_turns": 32, "n_tasks": n,
+                 "tasks": [{"req_id": f"r{i + 1}", "namespace": f"{proj}.mod_{sid}.r{i + 1}"} for i in range(n)]}
+                for sid, (sub, proj, n) in SAMPLES.items()]
+    rec.atomic_write_json(run / rec.MANIFEST, {
+        "benchmark": "locoeval", "family": "locoeval", "method": method, "backbone": "gpt5_mini", "run_id": "fixture",
+        "models": {"backbone": "openai/gpt-5-mini", "user": None, "judge": None},
+        "model_labels": {"backbone": "GPT-5 mini", "user": None, "judge": None}, "scripted": False,
+        "hide_task_tests": True, "privileged_inputs": ["task_oracle"] if method == "oracle_context" else [],
+        "skip_prep_replies": True, "shard": None, "n_shards": None, "n_selected": len(SAMPLES), "selected": selected})
+    for sid, (sub, proj, n) in SAMPLES.items():
+        tasks = [{"req_id": f"r{i + 1}", "namespace": f"{proj}.mod_{sid}.r{i + 1}", "passed": p,
+                  "outcome": "pass" if p else "fail"} for i, p in enumerate(OUTCOMES[method][sid])]
+        d = run / rec.SAMPLES / sid
+        rec.write_jsonl(d / rec.LEDGER, [{"purpose": "task_generation", "input_tokens": 900, "output_tokens": 120,
+                                          "cached": False, "model": "openai/gpt-5-mini", "cost_usd": 0.0005,
+                                          "sample": sid, "attempt": "a1", "turn": 40 + i, "phase": "task",
+                                          "role": "assistant"} for i in range(n)])
+        rec.atomic_write_json(d / "result.json", {
+            "sample_id": sid, "subset": sub, "project": proj, "repo_cluster": proj, "n_turns": 32, "n_tasks": n,
+            "status": "ok", "error": None, "prep_replies": "skipped", "tasks": tasks, "attempt": "a1",
+            "wall_seconds": 1.0})
+    return run
+
+
+@pytest.fixture(scope="module")
+def with_brackets(tmp_path_factory):
+    from benchmarks.analysis.records import LOCOEVAL, load_runs
+
+    root = tmp_path_factory.mktemp("bracket_runs")
+    for method in OUTCOMES:
+        write_bracket_run(root, method)
+    runs = load_runs([RESULTS / "locoeval", root / "locoeval"])
+    return root, runs.tasks_frame("locoeval"), runs.samples_frame("locoeval", family=LOCOEVAL)
+
+
+def _block_row(table, heading: str, model_prefix: str) -> dict:
+    block = next(b for b in table.blocks if b.heading == heading)
+    row = next(r for r in block.rows if r[0].startswith(model_prefix))
+    return {" ".join(c).strip(): v for c, v in zip(block.columns, row)}
+
+
+def test_table1_prints_floor_ceiling_and_headroom_per_subset(with_brackets):
+    from benchmarks.analysis import tables
+
+    _, tasks, samples = with_brackets
+    t1 = tables.table1(tasks, samples, n_resamples=200)
+    single = _block_row(t1, "Single-hop", "openai/gpt-5-mini")
+    multi = _block_row(t1, "Multi-hop", "openai/gpt-5-mini")
+    assert (single["No Memory (floor) Pass@1"], single["Oracle Context (ceiling) Pass@1"],
+            single["Memory headroom pp"]) == ("33.333", "100.000", "+66.67")
+    assert (multi["No Memory (floor) Pass@1"], multi["Oracle Context (ceiling) Pass@1"],
+            multi["Memory headroom pp"]) == ("20.000", "80.000", "+60.00")
+    assert _block_row(t1, "Single-hop", "openrouter/")["Memory headroom pp"] == "—"  # Qwen3: no bracket runs
+    data = t1.data
+    floor = data[(data["method"] == "no_memory") & (data["backbone"] == "gpt5_mini")]
+    assert sorted(floor["n_tasks"]) == [3, 5]
+    assert any("Memory headroom" in n for n in t1.notes)
+
+
+def test_table1_without_bracket_runs_is_unchanged(runset):
+    from benchmarks.analysis import tables
+
+    t1 = tables.table1(runset.tasks_frame("locoeval"), runset.samples_frame("locoeval"), n_resamples=50)
+    assert not any("headroom" in " ".join(c) for b in t1.blocks for c in b.columns)
+
+
+def test_brackets_table_headroom_ci_and_recovered_share(with_brackets):
+    from benchmarks.analysis import brackets
+
+    _, tasks, _ = with_brackets
+    table = brackets.brackets_table(tasks, methods=["full"], n_resamples=200)
+    assert [b.heading for b in table.blocks] == ["Single-hop", "Multi-hop", "All tasks"]
+    d = table.data.set_index("subset")
+    assert d.loc["single-hop", "headroom_pp"] == pytest.approx(200 / 3)
+    assert d.loc["multi-hop", "headroom_pp"] == pytest.approx(60.0)
+    assert d.loc["all", "headroom_pp"] == pytest.approx(100 * 7 / 8 - 100 * 2 / 8)
+    assert d.loc["all", "n_paired"] == 8 and bool(d.loc["all", "same_tasks"])
+    assert d.loc["single-hop", "full_recovered_pct"] == pytest.approx(100.0)  # Full passes all 3: full recovery
+    assert d.loc["multi-hop", "full_recovered_pct"] == pytest.approx(100 * (60 - 20) / 60)
+    row = _block_row(table, "Multi-hop", "openai/gpt-5-mini")
+    assert row["No Memory (floor) Pass@1 (passed/tasks)"] == "20.0 (1/5)"
+    assert row["Oracle Context (ceiling) Pass@1 (passed/tasks)"] == "80.0 (4/5)"
+    assert [r["headroom_pp"] for r in brackets.headroom_summary(tasks)] == pytest.approx([200 / 3, 60.0, 62.5])
+
+
+def test_report_shows_the_brackets(with_brackets, tmp_path):
+    from benchmarks.analysis.report import build_report
+
+    root, _, _ = with_brackets
+    report = build_report([RESULTS / "locoeval", root / "locoeval"], tmp_path / "report", n_resamples=50, tsne=False)
+    assert not report.failed, report.failures
+    table1 = (tmp_path / "report" / "locoeval" / "table1.md").read_text()
+    assert "Memory headroom" in table1 and "+66.67" in table1 and "+60.00" in table1
+    assert "Floor, ceiling and memory headroom" in (tmp_path / "report" / "locoeval" / "brackets.md").read_text()
