@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("results/deveval/mapping"))
     ap.add_argument("--manifest-out", type=Path, default=SHIPPED_MANIFEST)
     ap.add_argument("--base-manifest", type=Path, default=SHIPPED_MANIFEST,
-                    help="entries kept as they are (default: the shipped manifest)")
+                    help="entries kept as they are, except projects with a state file under --out "
+                         "(default: the shipped manifest)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test run")
     ap.add_argument("--docker", action="store_true", help="also run each mapped project's usable tasks in Docker")
@@ -52,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
 
     tasks = load_tasks(args.data)
     counts = Counter(t.project_path for t in tasks)
-    base = json.loads(args.base_manifest.read_text()) if args.base_manifest.exists() else []
+    state_dir = args.out / "projects"
+    owned = set(report.load_states(state_dir))          # projects this mapping run has a state for
+    base = [e for e in (json.loads(args.base_manifest.read_text()) if args.base_manifest.exists() else [])
+            if e["project_path"] not in owned]
     shipped = {e["project_path"]: e for e in base}
     wanted = [p for p, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
               if n >= args.min_tasks and p not in shipped]
@@ -62,7 +66,6 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             ap.error(f"--projects: {sorted(unknown)} not in {args.data or 'the DevEval data'}")
         wanted = [p for p in wanted if {p.lower(), p.split("/")[-1].lower()} & names]
-    state_dir = args.out / "projects"
 
     def publish() -> dict:
         states = report.load_states(state_dir)
