@@ -9,8 +9,13 @@ fixes the issue set and lays the numbers out as the paper does:
   excluded for **every** method (the paper: the same 268 issues for every method);
 * ``judge_error`` (after the run's retry with the same judge) and ``error`` issues are scored as
   INCORRECT and shown in an ``Errored`` row;
-* an issue scored for another method of the backbone but without a record here is ``missing`` (the
-  cell carries a † and the validity block lists it).
+* an issue the run's manifest selected without a finished record (no result.json, or
+  ``interrupted``) - or, for records passed in directly, scored for another method of the backbone
+  but without a record here - is ``missing``: scored as INCORRECT, shown in a ``Missing`` row, and
+  the method's Correct cell carries ``‡`` (incomplete);
+* with repeats (``run.repeat=K``) every percentage is the mean ± sd over the repeats (counts summed);
+* :func:`cab_paired` pairs ReConMem with every other method on the same issues (and repeat): the
+  Correct and Partially-Correct rate differences with an exact McNemar test (Table 2's paired tests).
 
 Columns follow the paper's order (Native Strands, Full History, Mem0, ReConMem); any other CAB
 method present in the records is shown after them.
@@ -27,7 +32,8 @@ from benchmarks.analysis.render import MISSING, Block, Table, fmt_int, fmt_num, 
 
 NAN = float("nan")
 EXCLUDED_COUNTS = ("init_failed_count", "docker_unavailable_count", "judge_error_count", "error_count")
-DAGGER = "†"
+INCOMPLETE = "‡"
+SCORED_STATES = ("judged", "errored", "missing")
 
 
 def cab_records(runs: Any, benchmark: str | None = None) -> list[dict[str, Any]]:
@@ -55,7 +61,7 @@ def cab_records(runs: Any, benchmark: str | None = None) -> list[dict[str, Any]]
             if not isinstance(r.get("costs"), dict):
                 r["costs"] = issue_costs(events)
         out.append({"benchmark": s.run.benchmark, "backbone": s.run.backbone, "method": s.run.method,
-                    "excluded_reason": ex.get(s.sample_id), "result": r})
+                    "repeat": s.run.repeat, "excluded_reason": ex.get(s.sample_id), "result": r})
     return out
 
 
@@ -68,33 +74,107 @@ def _excluded_ids(records: Sequence[dict[str, Any]]) -> set[str]:
             or r["result"].get("status") in EXCLUDING_STATUSES}
 
 
+def _averaged(key: str) -> bool:
+    return key.endswith(("_pct", "_per_issue", "_per_turn")) or key == "avg_turns"
+
+
+def _over_repeats(per: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One row from the repeats' summaries: rates and means as mean (``<key>_sd``: sample sd), counts summed."""
+    if len(per) == 1:
+        return dict(per[0])
+    out: dict[str, Any] = {}
+    for key in dict.fromkeys(k for p in per for k in p):
+        vals = [p.get(key) for p in per]
+        if _averaged(key):
+            nums = [float(v) for v in vals if v is not None and not is_missing(v)]
+            out[key] = sum(nums) / len(nums) if nums else None
+            out[f"{key}_sd"] = (pd.Series(nums).std(ddof=1) if len(nums) > 1 else None)
+        elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals if v is not None):
+            out[key] = sum(v for v in vals if v is not None)
+        else:
+            out[key] = vals[0]
+    return out
+
+
 def cab_summary(records: Sequence[dict[str, Any]], *, methods: Sequence[str] | None = labels.CAB_METHODS) -> pd.DataFrame:
     """One row per (backbone, method): :func:`benchmarks.cab.metrics.summarize` over the common
-    issue set, with ``excluded`` (issues excluded for every method) and ``missing``.
+    issue set, with ``excluded`` (issues excluded for every method), ``missing`` (scored as
+    INCORRECT) and, with repeats, mean ± sd over the repeats (``n_repeats``, ``<rate>_sd``).
 
     ``methods`` are always listed (missing ones as empty rows); methods present in the records are
     added after them."""
     from benchmarks.cab.metrics import issue_state, summarize
+    from benchmarks.records import missing_result
 
     rows = []
     excluded = _excluded_ids(records)
     backbones = labels.order_backbones({r["backbone"] for r in records})
     for bb in backbones:
         present = {r["method"] for r in records if r["backbone"] == bb}
-        universe = {str(r["result"].get("sample_id")) for r in records if r["backbone"] == bb
-                    and issue_state(r["result"], excluded) in ("judged", "errored")}
+        repeats = sorted({int(r.get("repeat") or 1) for r in records if r["backbone"] == bb})
+        universe = {rep: {str(r["result"].get("sample_id")) for r in records if r["backbone"] == bb
+                          and int(r.get("repeat") or 1) == rep and issue_state(r["result"], excluded) in SCORED_STATES}
+                    for rep in repeats}
         for m in dict.fromkeys([*(methods or ()), *labels.order_methods(present)]):
-            results = [r["result"] for r in records if r["backbone"] == bb and r["method"] == m]
-            row: dict[str, Any] = {"backbone": bb, "method": m, "n_records": len(results)}
-            if results:
-                row.update(summarize(results, excluded_ids=excluded))
-                row["excluded"] = len(excluded)
+            row: dict[str, Any] = {"backbone": bb, "method": m, "n_records": 0}
+            per = []
+            for rep in repeats:
+                results = [r["result"] for r in records if r["backbone"] == bb and r["method"] == m
+                           and int(r.get("repeat") or 1) == rep]
+                if not results:
+                    continue
                 have = {str(r.get("sample_id")) for r in results}
-                row["missing"] = len(universe - have)
+                stubs = [dict(missing_result({"sample_id": sid, "task_id": sid}))
+                         for sid in sorted(universe[rep] - have)]
+                row["n_records"] += len(results)
+                per.append(summarize([*results, *stubs], excluded_ids=excluded))
+            if per:
+                row.update(_over_repeats(per))
+                row["excluded"] = len(excluded)
+                row["n_repeats"] = len(per)
             rows.append(row)
     frame = pd.DataFrame(rows)
-    return frame.astype({c: float for c in frame.columns if c.endswith(("_pct", "_per_issue", "_per_turn"))
-                         or c == "avg_turns"}) if len(frame) else frame
+    return frame.astype({c: float for c in frame.columns if _averaged(c.removesuffix("_sd"))}) if len(frame) else frame
+
+
+def cab_paired(records: Sequence[dict[str, Any]], *, proposed: str = labels.PROPOSED) -> pd.DataFrame:
+    """ReConMem against every other method of a backbone on the issues both scored (same repeat):
+    Correct and Partially-Correct rates, their difference (pp) and an exact McNemar test. An errored
+    or missing issue is neither correct nor partially correct."""
+    from benchmarks.analysis.stats import mcnemar
+    from benchmarks.cab.metrics import issue_state
+
+    excluded = _excluded_ids(records)
+    outcome: dict[tuple[str, str], dict[tuple[int, str], tuple[bool, bool]]] = {}
+    for r in records:
+        res = r["result"]
+        state = issue_state(res, excluded)
+        if state not in SCORED_STATES:
+            continue
+        verdict = res.get("verdict") if state == "judged" else None
+        outcome.setdefault((r["backbone"], r["method"]), {})[(int(r.get("repeat") or 1), str(res.get("sample_id")))] = (
+            verdict == "CORRECT", verdict == "PARTIALLY CORRECT")
+    rows = []
+    for bb in labels.order_backbones({r["backbone"] for r in records}):
+        mine = outcome.get((bb, proposed))
+        if not mine:
+            continue
+        others = labels.order_methods({m for (b, m) in outcome if b == bb and m != proposed})
+        for m in others:
+            theirs = outcome[(bb, m)]
+            keys = sorted(set(mine) & set(theirs))
+            if not keys:
+                continue
+            for i, metric in enumerate(("correct", "partially_correct")):
+                a = [mine[k][i] for k in keys]
+                b = [theirs[k][i] for k in keys]
+                t = mcnemar(a, b)
+                rows.append({"backbone": bb, "method": proposed, "baseline": m, "metric": metric,
+                             "n_paired": t.n_items, "rate_pct": 100 * sum(a) / len(a),
+                             "baseline_rate_pct": 100 * sum(b) / len(b), "diff_pp": 100 * t.difference,
+                             "only_method": t.a_only, "only_baseline": t.b_only, "p_value": t.p_value})
+    return pd.DataFrame(rows, columns=["backbone", "method", "baseline", "metric", "n_paired", "rate_pct",
+                                       "baseline_rate_pct", "diff_pp", "only_method", "only_baseline", "p_value"])
 
 
 def _blocks(summary: pd.DataFrame, spec: Sequence[tuple[str, str, Any]], *, dagger_key: str | None = None) -> list[Block]:
@@ -111,9 +191,12 @@ def _blocks(summary: pd.DataFrame, spec: Sequence[tuple[str, str, Any]], *, dagg
                     line.append(MISSING)
                     continue
                 text = fmt(sel.loc[m, key])
+                sd = sel.loc[m, f"{key}_sd"] if f"{key}_sd" in sel else None
+                if sd is not None and not is_missing(sd) and int(sel.loc[m].get("n_repeats") or 1) > 1:
+                    text += f" ± {float(sd):.2f}"
                 if key == dagger_key and "missing" in sel and not is_missing(sel.loc[m, "missing"]) \
                         and int(sel.loc[m, "missing"]) > 0:
-                    text += DAGGER
+                    text += INCOMPLETE
                 line.append(text)
             rows.append(line)
         blocks.append(Block(columns=columns, rows=rows, heading=labels.backbone_label(bb)))
@@ -124,26 +207,49 @@ def _count(v: Any) -> str:
     return str(int(v))
 
 
-def table2(summary: pd.DataFrame) -> Table:
+def table2(summary: pd.DataFrame, paired: pd.DataFrame | None = None) -> Table:
     """Correct / Partially Correct / Appropriate / Verbose / Terse (%) and Avg. Turns per method,
-    over the same scored issues for every method, with the errored and excluded counts."""
+    over the same scored issues for every method, with the errored, missing and excluded counts;
+    ``paired`` (:func:`cab_paired`) adds a block of ReConMem's Δ against each method with its McNemar p."""
     pct = (lambda v: fmt_num(v, 2))
     spec = [("Correct (%)", "correct_pct", pct), ("Partially Correct (%)", "partially_correct_pct", pct),
             ("Appropriate (%)", "appropriate_pct", pct), ("Verbose (%)", "verbose_pct", pct),
             ("Terse (%)", "terse_pct", pct), ("Avg. Turns", "avg_turns", pct),
             ("Scored issues", "scored", _count), ("Errored issues", "errored", _count),
+            ("Missing issues (counted incorrect)", "missing", _count),
             ("Excluded issues (all methods)", "excluded", _count)]
     cols = ["backbone", "method", "correct_pct", "partially_correct_pct", "incorrect_pct", "errored_pct",
-            "appropriate_pct", "verbose_pct", "terse_pct", "avg_turns", "scored", "evaluated", "errored", "excluded",
-            "missing", *EXCLUDED_COUNTS]
+            "missing_pct", "appropriate_pct", "verbose_pct", "terse_pct", "avg_turns", "scored", "evaluated", "errored",
+            "missing", "excluded", "n_repeats", "correct_pct_sd", "partially_correct_pct_sd", *EXCLUDED_COUNTS]
     data = summary.reindex(columns=cols)
     notes = ["Percentages over the scored issues, the same for every method of a backbone: an errored issue "
              "(judge_error after the retry with the same judge, or a crash after the run's retries) counts as "
              "Incorrect and has no verbosity label; Terse = the judge's CONCISE. Excluded for every method alike: "
              "issues any run recorded as init_failed or docker_unavailable (see the validity block). "
-             f"{DAGGER} = some scored issues have no record for this method (missing)."]
-    return Table("table2", "Table 2. Performance on CodeAssistBench", data,
-                 _blocks(summary, spec, dagger_key="correct_pct"), notes)
+             f"Missing = selected issues without a finished record (no result.json, or interrupted): counted as "
+             f"Incorrect with no verbosity label; {INCOMPLETE} = the method has some (incomplete)."]
+    if len(summary) and "n_repeats" in summary and pd.to_numeric(summary["n_repeats"], errors="coerce").max() > 1:
+        notes.append("Repeats (run.repeat): percentages are the mean ± sample sd over the repeats; issue counts are "
+                     "summed over the repeats.")
+    blocks = _blocks(summary, spec, dagger_key="correct_pct")
+    if paired is not None and len(paired):
+        for bb in labels.order_backbones(set(paired["backbone"])):
+            sel = paired[paired["backbone"] == bb]
+            rows = []
+            for _, r in sel.iterrows():
+                rows.append([f"{labels.method_label(r['method'])} vs {labels.method_label(r['baseline'])}",
+                             "Correct" if r["metric"] == "correct" else "Partially Correct", str(int(r["n_paired"])),
+                             fmt_num(r["rate_pct"], 2), fmt_num(r["baseline_rate_pct"], 2),
+                             f"{r['diff_pp']:+.2f}", f"{int(r['only_method'])} / {int(r['only_baseline'])}",
+                             f"{r['p_value']:.3f}"])
+            blocks.append(Block(columns=[("Comparison",), ("Rate",), ("Issues paired",), ("Method (%)",),
+                                         ("Baseline (%)",), ("Δ (pp)",), ("Discordant (method / baseline)",),
+                                         ("McNemar p",)],
+                                rows=rows, heading=f"{labels.backbone_label(bb)}: paired tests"))
+        notes.append("Paired tests: the same issues (and repeat) scored for both methods; Δ = method − baseline rate; "
+                     "exact two-sided McNemar test on the discordant issues (binomial, p = 1 when there are none). "
+                     "An errored or missing issue is neither correct nor partially correct.")
+    return Table("table2", "Table 2. Performance on CodeAssistBench", data, blocks, notes)
 
 
 def table5(summary: pd.DataFrame) -> Table:

@@ -9,12 +9,19 @@
 Everything downstream (tables, figures, statistics, the notebook, ``scripts.report``) reads records
 only through this module, and this module parses files only through :mod:`benchmarks.records`.
 
-What is counted (docs/RECORDS.md "What is counted"): a sample whose record says ``error`` (after
-the run's retries) is *scored* — its tasks count as failed (LoCoEval) or the issue as incorrect
-(CAB) — and is counted as ``errored``. A sample with an excluding status (``init_failed``,
+What is counted (docs/RECORDS.md "What is counted"): every method is scored over the sample ids
+its manifest selected (``selected``). A sample whose record says ``error`` (after the run's
+retries) is *scored* — its tasks count as failed (LoCoEval) or the issue as incorrect (CAB) — and
+is counted as ``errored``. A selected sample without a finished record (no ``result.json``, or
+``interrupted``) is *missing*: scored the same way (its tasks failed) and counted as ``missing``;
+the tables mark such a method incomplete. A sample with an excluding status (``init_failed``,
 ``docker_unavailable``, ``excluded`` or an ``excluded_reason``) in *any* run of a benchmark is
-excluded for every method and backbone of that benchmark. A sample folder without ``result.json``
-(or ``interrupted``) is *unfinished*: not scored, shown in the validity block. Nothing is filled in.
+excluded for every method and backbone of that benchmark. Manifests written before ``selected``:
+the selection is the run's records, its folders without ``result.json`` and, when ``n_selected``
+says records are missing, the samples another method of the backbone has.
+
+Repeats (``run.repeat=K``): each repeat is its own run (manifest ``repeat.index``); samples are
+merged per repeat, and every frame has a ``repeat`` column (1 for an unrepeated run).
 """
 
 from __future__ import annotations
@@ -40,8 +47,8 @@ TASK_KEYS = ("benchmark", "backbone", "method", "run_id")
 EXCLUDING_STATUSES = frozenset({"init_failed", "docker_unavailable", "excluded"})
 # Statuses that are scored as a failure (LoCoEval: every task failed; CAB: incorrect) and counted.
 ERRORED_STATUSES = frozenset({"error", "judge_error"})
-# Statuses that mean "not run yet" (resumable): not scored, shown as unfinished.
-UNFINISHED_STATUSES = frozenset({"interrupted", "missing"})
+# Statuses of a selected sample that never finished (resumable): scored as failed, counted as missing.
+UNFINISHED_STATUSES = rec.UNFINISHED_STATUSES
 SCRIPTED_MARK = "scripted replies — not a model's result"
 
 __all__ = ["CAB", "LOCOEVAL", "RecordError", "RunRecord", "RunSet", "SampleRecord", "load_run", "load_runs"]
@@ -100,8 +107,18 @@ class SampleRecord:
         return self.status in ERRORED_STATUSES or bool(self.result.get("errored"))
 
     @property
+    def missing(self) -> bool:
+        """Selected but never finished (interrupted, or no result.json): scored as failed."""
+        return not self.ok and not self.errored and not self.excluded_reason and self.status in UNFINISHED_STATUSES
+
+    @property
     def unfinished(self) -> bool:
         return not self.ok and not self.errored and not self.excluded_reason
+
+    @property
+    def scored(self) -> bool:
+        """Enters the scores (before benchmark-wide exclusions): ok, errored or missing."""
+        return self.ok or self.errored or self.missing
 
     def ledger(self) -> list[dict[str, Any]]:
         return rec.read_ledger(self.path)  # type: ignore[return-value]
@@ -148,6 +165,17 @@ class RunRecord:
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.benchmark, self.backbone, self.method, self.run_id)
+
+    @property
+    def repeat(self) -> int:
+        """The repeat index of a ``run.repeat=K`` run (1..K); 1 for an unrepeated run."""
+        rep = self.manifest.get("repeat")
+        return int(rep.get("index") or 1) if isinstance(rep, dict) else 1
+
+    @property
+    def selection(self) -> dict[str, dict[str, Any]] | None:
+        """Sample id -> manifest entry of every selected sample (None: a manifest written before ``selected``)."""
+        return rec.manifest_selection(self.manifest)  # type: ignore[return-value]
 
     @property
     def scripted(self) -> bool:
@@ -378,16 +406,17 @@ class RunSet:
         return [r for r in self.runs if r.scripted]
 
     def merged_samples(self, benchmark: str | None = None, **kw: Any) -> list[SampleRecord]:
-        """One record per (benchmark, backbone, method, sample id) across run ids and shards.
+        """One record per (benchmark, backbone, method, repeat, sample id) across run ids and shards.
 
-        Several run ids of the same setting are merged sample by sample (an ``ok`` record wins over
-        others, then the newest run by manifest ``started``); duplicates are noted in ``warnings``.
+        Several run ids of the same setting and repeat are merged sample by sample (an ``ok`` record
+        wins over others, then the newest run by manifest ``started``); duplicates are noted in
+        ``warnings``. Records only: selected samples without a record are :meth:`missing_samples`.
         """
         self.register_labels()
-        chosen: dict[tuple[str, str, str, str], SampleRecord] = {}
+        chosen: dict[tuple[str, str, str, int, str], SampleRecord] = {}
         for run in sorted(self.select(benchmark, **kw), key=lambda r: str(r.manifest.get("started") or "")):
             for s in run.samples:
-                key = (run.benchmark, run.backbone, run.method, s.sample_id)
+                key = (run.benchmark, run.backbone, run.method, run.repeat, s.sample_id)
                 prev = chosen.get(key)
                 if prev is None:
                     chosen[key] = s
@@ -402,6 +431,64 @@ class RunSet:
                 if msg not in self.warnings:
                     self.warnings.append(msg)
         return list(chosen.values())
+
+    def missing_samples(self, benchmark: str | None = None, **kw: Any) -> list[SampleRecord]:
+        """A ``missing`` record (every task failed, :func:`benchmarks.records.missing_result`) for each
+        sample a run's manifest selected that no run of the same setting and repeat recorded.
+
+        The entry (subset, tasks) is the manifest's; a manifest written before ``selected`` names no
+        ids, so its selection is the run's folders without result.json plus, when ``n_selected``
+        exceeds the records, the samples another method of the backbone has (their fields borrowed
+        from such a record)."""
+        merged = self.merged_samples(benchmark, **kw)
+        have: dict[tuple[str, str, str, int], set[str]] = {}
+        for s in merged:
+            have.setdefault((s.run.benchmark, s.run.backbone, s.run.method, s.run.repeat), set()).add(s.sample_id)
+        universe: dict[tuple[str, str, int], dict[str, SampleRecord]] = {}
+        for s in merged:
+            if s.ok or s.errored:
+                universe.setdefault((s.run.benchmark, s.run.backbone, s.run.repeat), {}).setdefault(s.sample_id, s)
+        out: dict[tuple[str, str, str, int, str], SampleRecord] = {}
+        for run in sorted(self.select(benchmark, **kw), key=lambda r: str(r.manifest.get("started") or "")):
+            key = (run.benchmark, run.backbone, run.method, run.repeat)
+            recorded = have.get(key, set())
+            entries = run.selection
+            if entries is None:
+                entries = self._legacy_selection(run, recorded, universe.get((run.benchmark, run.backbone, run.repeat), {}))
+            for sid, entry in entries.items():
+                if sid in recorded:
+                    continue
+                result = dict(rec.missing_result({**entry, "sample_id": sid}))
+                out[(*key, sid)] = SampleRecord(run=run, path=run.path / rec.SAMPLES / rec.safe_name(sid), result=result)
+        return list(out.values())
+
+    def _legacy_selection(self, run: RunRecord, recorded: set[str], others: dict[str, SampleRecord]
+                          ) -> dict[str, dict[str, Any]]:
+        """The selection of a run whose manifest has no ``selected``: its records, its folders without
+        result.json and - when ``n_selected`` exceeds what it recorded - the other methods' samples."""
+        keep = ("subset", "project", "repo_cluster", "n_turns", "n_tasks", "task_id", "repo")
+
+        def entry(sid: str) -> dict[str, Any]:
+            other = others.get(sid)
+            if other is None:
+                return {"sample_id": sid}
+            r = other.result
+            tasks = r.get("tasks") if isinstance(r.get("tasks"), list) else []
+            return {"sample_id": sid, **{k: r[k] for k in keep if r.get(k) is not None},
+                    "tasks": [{"req_id": t.get("req_id"), "namespace": t.get("namespace")} for t in tasks]}
+
+        n_selected = run.manifest.get("n_selected")
+        n_records = len({s.sample_id for s in run.samples})
+        if n_selected is not None and n_records >= int(n_selected):
+            return {}
+        ids = dict.fromkeys(run.unfinished)
+        if n_selected is None or int(n_selected) > n_records + len(ids):
+            ids.update(dict.fromkeys(sorted(others)))
+        return {sid: entry(sid) for sid in ids if sid not in recorded}
+
+    def selected_samples(self, benchmark: str | None = None, **kw: Any) -> list[SampleRecord]:
+        """:meth:`merged_samples` plus :meth:`missing_samples`: one record per selected sample."""
+        return [*self.merged_samples(benchmark, **kw), *self.missing_samples(benchmark, **kw)]
 
     # ------------------------------------------------------------------ what is counted
     def excluded(self, benchmark: str) -> dict[str, str]:
@@ -421,17 +508,17 @@ class RunSet:
         """Each merged sample with its benchmark's exclusions (sample id -> why), computed once per benchmark."""
         excluded: dict[str, dict[str, str]] = {}
         out = []
-        for s in self.merged_samples(benchmark, family=family):
+        for s in self.selected_samples(benchmark, family=family):
             if s.run.benchmark not in excluded:
                 excluded[s.run.benchmark] = self.excluded(s.run.benchmark)
             out.append((s, excluded[s.run.benchmark]))
         return out
 
     def scored_samples(self, benchmark: str | None = None, *, family: str | None = None) -> list[SampleRecord]:
-        """Samples that enter the scores: ok or errored, and not excluded for the benchmark."""
+        """Samples that enter the scores: ok, errored or missing, and not excluded for the benchmark."""
         out = []
         for s, ex in self.samples_with_exclusions(benchmark, family=family):
-            if s.sample_id in ex or not (s.ok or s.errored):
+            if s.sample_id in ex or not s.scored:
                 continue
             out.append(s)
         return out
@@ -448,9 +535,9 @@ class RunSet:
 
     def sample_tasks(self, s: SampleRecord, known: dict[tuple[str, str], list[dict[str, Any]]] | None = None
                      ) -> list[dict[str, Any]]:
-        """The tasks a scored sample counts: its own for ``ok``; for an errored one every task of
-        the sample as failed (its recorded list, else another run's list of the same sample, else
-        ``n_tasks`` placeholders ``#1..``)."""
+        """The tasks a scored sample counts: its own for ``ok``; for an errored or missing one every
+        task of the sample as failed (its recorded list, else another run's list of the same sample,
+        else ``n_tasks`` placeholders ``#1..``)."""
         tasks = s.result.get("tasks")
         if s.ok:
             if not isinstance(tasks, list):
@@ -465,7 +552,7 @@ class RunSet:
                     for t in borrowed]
         n = s.result.get("n_tasks")
         if n is None:
-            msg = f"{s.path / rec.RESULT}: errored sample records neither 'tasks' nor 'n_tasks'; it counts 0 tasks"
+            msg = f"{s.path / rec.RESULT}: {s.status} sample records neither 'tasks' nor 'n_tasks'; it counts 0 tasks"
             if msg not in self.warnings:
                 self.warnings.append(msg)
             return []
@@ -483,9 +570,9 @@ class RunSet:
             r = s.result
             row: dict[str, Any] = {
                 "benchmark": s.run.benchmark, "backbone": s.run.backbone, "method": s.run.method,
-                "run_id": s.run.run_id, "family": s.run.family, "sample_id": s.sample_id,
-                "status": s.status, "error": r.get("error"), "errored": s.errored,
-                "excluded_reason": ex.get(s.sample_id), "scored": (s.ok or s.errored) and s.sample_id not in ex,
+                "run_id": s.run.run_id, "repeat": s.run.repeat, "family": s.run.family, "sample_id": s.sample_id,
+                "status": s.status, "error": r.get("error"), "errored": s.errored, "missing": s.missing,
+                "excluded_reason": ex.get(s.sample_id), "scored": s.scored and s.sample_id not in ex,
                 "model": s.run.models.get("backbone"),
             }
             for k, v in r.items():
@@ -506,7 +593,8 @@ class RunSet:
 
     def tasks_frame(self, benchmark: str | None = None) -> "Any":
         """One row per task of every scored LoCoEval-format sample: an ok sample's tasks as
-        recorded, an errored sample's tasks all failed (``errored`` true, outcome ``not_run``)."""
+        recorded, an errored or missing sample's tasks all failed (``errored`` / ``missing`` true,
+        outcome ``not_run``)."""
         import pandas as pd
 
         rows = []
@@ -519,14 +607,14 @@ class RunSet:
                     raise RecordError(f"{s.path / rec.RESULT}: task without 'req_id'/'passed': {t}")
                 rows.append({
                     "benchmark": s.run.benchmark, "backbone": s.run.backbone, "method": s.run.method,
-                    "run_id": s.run.run_id, "sample_id": s.sample_id, "subset": r.get("subset"),
+                    "run_id": s.run.run_id, "repeat": s.run.repeat, "sample_id": s.sample_id, "subset": r.get("subset"),
                     "project": r.get("project"), "repo_cluster": r.get("repo_cluster") or r.get("project"),
                     "n_turns": r.get("n_turns"), "n_tasks": r.get("n_tasks", len(tasks)),
                     "req_id": t["req_id"], "namespace": t.get("namespace"), "outcome": t.get("outcome"),
-                    "passed": bool(t.get("passed")) and s.ok, "errored": s.errored,
+                    "passed": bool(t.get("passed")) and s.ok, "errored": s.errored, "missing": s.missing,
                 })
-        cols = ["benchmark", "backbone", "method", "run_id", "sample_id", "subset", "project", "repo_cluster",
-                "n_turns", "n_tasks", "req_id", "namespace", "outcome", "passed", "errored"]
+        cols = ["benchmark", "backbone", "method", "run_id", "repeat", "sample_id", "subset", "project", "repo_cluster",
+                "n_turns", "n_tasks", "req_id", "namespace", "outcome", "passed", "errored", "missing"]
         return pd.DataFrame(rows, columns=cols)
 
     def ledger_frame(self, benchmark: str | None = None, *, methods: Sequence[str] | None = None,
@@ -574,7 +662,8 @@ class RunSet:
                 continue
             calibration = _section(r.config, "method").get("calibration")
             if isinstance(calibration, dict) and calibration:
-                b = {**b, "calibrated": True}
+                b = {**b, "calibrated": True, "tolerance": calibration.get("tolerance"),
+                     "calibration_within_tolerance": calibration.get("within_tolerance")}
             key = (r.backbone, r.method)
             if key in out and out[key] != b:
                 msg = f"{r.benchmark}/{r.backbone}/{r.method}: runs used different budgets ({out[key]} and {b})"
@@ -587,32 +676,29 @@ class RunSet:
     def validity(self, benchmark: str) -> "Any":
         """One row per (backbone, method) of ``benchmark``: what it was scored on.
 
-        Columns: backbone, method, model, user_model, judge_model, scripted, run_ids, selected
-        (manifest ``n_selected``), records, scored samples, tasks (LoCoEval), errored, excluded and
-        why (for every method alike), unfinished (no result / interrupted), missing (scored for
-        another method of the backbone, no record here)."""
+        Columns: backbone, method, model, user_model, judge_model, scripted, run_ids, repeats,
+        selected (manifest ``n_selected``, summed over repeats), records, scored samples (ok +
+        errored + missing, over all repeats), tasks (LoCoEval), errored, missing (selected, no
+        finished record: counted as failed), excluded and why (for every method alike), unfinished
+        (folders without result.json, interrupted records)."""
         import pandas as pd
 
         runs = self.select(benchmark)
         excluded = self.excluded(benchmark)
         merged = self.merged_samples(benchmark)
+        selected = self.selected_samples(benchmark)
         known = self._task_lists(benchmark)
-        universe: dict[str, set[str]] = {}
-        for s in merged:
-            if (s.ok or s.errored) and s.sample_id not in excluded:
-                universe.setdefault(s.run.backbone, set()).add(s.sample_id)
         rows = []
         for bb in labels.order_backbones({r.backbone for r in runs}):
             for m in labels.order_methods({r.method for r in runs if r.backbone == bb}):
                 group = [r for r in runs if r.backbone == bb and r.method == m]
-                mine = [s for s in merged if s.run.backbone == bb and s.run.method == m]
-                scored = [s for s in mine if (s.ok or s.errored) and s.sample_id not in excluded]
-                have = {s.sample_id for s in mine}
-                unfinished_ids = {s.sample_id for s in mine if s.unfinished} | {
-                    u for r in group for u in r.unfinished}
+                mine = [s for s in selected if s.run.backbone == bb and s.run.method == m]
+                recorded = [s for s in merged if s.run.backbone == bb and s.run.method == m]
+                scored = [s for s in mine if s.scored and s.sample_id not in excluded]
+                unfinished = sum(1 for s in recorded if s.status == rec.INTERRUPTED) + sum(len(r.unfinished) for r in group)
                 n_tasks = (sum(len(self.sample_tasks(s, known)) for s in scored)
                            if group[0].family == LOCOEVAL else None)
-                mine_excluded = sorted(sid for sid in have if sid in excluded)
+                mine_excluded = sorted({s.sample_id for s in recorded if s.sample_id in excluded})
                 models = group[0].models
                 rows.append({
                     "benchmark": benchmark, "backbone": bb, "method": m, "model": models.get("backbone"),
@@ -620,13 +706,14 @@ class RunSet:
                     "scripted": any(r.scripted for r in group),
                     "run_ids": ", ".join(sorted({r.run_id + (f" ({r.manifest.get('n_shards')} shards)"
                                                              if r.manifest.get("n_shards") else "") for r in group})),
+                    "repeats": len({r.repeat for r in group}),
                     "selected": sum(int(r.manifest.get("n_selected") or 0) for r in group) or None,
-                    "records": len(mine), "scored": len(scored), "tasks": n_tasks,
+                    "records": len(recorded), "scored": len(scored), "tasks": n_tasks,
                     "errored": sum(1 for s in scored if s.errored),
+                    "missing": sum(1 for s in scored if s.missing),
                     "excluded": len(mine_excluded),
                     "excluded_why": "; ".join(f"{sid}: {excluded[sid]}" for sid in mine_excluded),
-                    "unfinished": len(unfinished_ids),
-                    "missing": len(universe.get(bb, set()) - have),
+                    "unfinished": unfinished,
                 })
         return pd.DataFrame(rows)
 
@@ -666,9 +753,26 @@ def load_runs(paths: str | Path | Iterable[str | Path]) -> RunSet:
     _split_backbones_by_model(runs, runset.warnings)
     for r in runs:
         runset.warnings.extend(r.problems)
+        selection = r.selection
         if r.unfinished:
-            runset.warnings.append(f"{r.path}: {len(r.unfinished)} unfinished sample(s) (no result.json) ignored")
+            folders = None if selection is None else {rec.safe_name(sid) for sid in selection}
+            counted = [u for u in r.unfinished if folders is None or u in folders]
+            ignored = [u for u in r.unfinished if u not in counted]
+            if counted:
+                runset.warnings.append(f"{r.path}: {len(counted)} unfinished sample(s) (no result.json): "
+                                       "counted as failed (missing); resume the run")
+            if ignored:
+                runset.warnings.append(f"{r.path}: {len(ignored)} unfinished sample folder(s) (no result.json) outside "
+                                       f"the manifest's selection ignored: {', '.join(ignored[:5])}")
         for s in r.samples:
             if s.status in UNFINISHED_STATUSES:
-                runset.warnings.append(f"{s.path}: status {s.status} (not scored; resume the run)")
+                runset.warnings.append(f"{s.path}: status {s.status}: counted as failed (missing); resume the run")
+        if selection is not None:
+            extra = sorted({s.sample_id for s in r.samples} - set(selection))
+            if extra:
+                runset.warnings.append(f"{r.path}: {len(extra)} record(s) outside the manifest's selection "
+                                       f"(scored all the same): {', '.join(extra[:5])}")
+        else:
+            runset.warnings.append(f"{r.path}: manifest without 'selected' (written before it): selection taken "
+                                   "from the records, their folders and n_selected")
     return runset

@@ -126,8 +126,9 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
     def t6() -> Artefact:
         if not methods_present & set(labels.ABLATIONS):
             raise Skip("no ablation runs (reconmem_wo_*)")
-        return _table_artefact(benchmark, tables.table6(tasks, samples, budgets=runs.budgets(benchmark)), out,
-                               "ablations with their CR and budgets", mark)
+        return _table_artefact(benchmark, tables.table6(tasks, samples, budgets=runs.budgets(benchmark),
+                                                        n_resamples=n_resamples, seed=seed), out,
+                               "ablations with their CR gap, budgets and paired tests", mark)
 
     def f5() -> Artefact:
         ledger = runs.ledger_frame(benchmark, methods=[labels.PROPOSED, "full"])
@@ -199,8 +200,8 @@ def _cab(report: Report, runs: RunSet, benchmark: str, out: Path) -> None:
         return cab_tables.cab_summary(records)
 
     def t2() -> Artefact:
-        return _table_artefact(benchmark, cab_tables.table2(summary()), out, "CAB correctness, verbosity, turns",
-                               report.mark)
+        return _table_artefact(benchmark, cab_tables.table2(summary(), cab_tables.cab_paired(records)), out,
+                               "CAB correctness, verbosity, turns, paired McNemar tests", report.mark)
 
     def t5() -> Artefact:
         return _table_artefact(benchmark, cab_tables.table5(summary()), out,
@@ -248,11 +249,13 @@ def validity_lines(runs: RunSet) -> list[str]:
     from benchmarks.analysis.render import fmt_usd
 
     lines = ["## Validity", "",
-             "What every number below was computed over (docs/RECORDS.md \"What is counted\"): scored = ok + "
-             "errored samples; an errored sample (still failing after the run's retries) counts its tasks as failed "
-             "(LoCoEval) or the issue as incorrect (CAB); an excluded sample is out for every method alike; "
-             "unfinished = no result yet (or interrupted); missing = scored for another method of the backbone but "
-             "no record here.", ""]
+             "What every number below was computed over (docs/RECORDS.md \"What is counted\"): every method over the "
+             "samples its run manifest selected; scored = ok + errored + missing samples; an errored sample (still "
+             "failing after the run's retries) counts its tasks as failed (LoCoEval) or the issue as incorrect (CAB); "
+             "missing = selected but no finished record (no result.json, or interrupted): counted as failed the same "
+             "way, and the tables mark the method incomplete (‡); an excluded sample is out for every method alike; "
+             "unfinished = sample folders without result.json and interrupted records (resume the run); repeats = "
+             "run.repeat runs (counts are over all repeats).", ""]
     cost_by_key: dict[tuple[str, str, str], float] = {}
     for m in runs.manifests():
         k = (m["benchmark"], m["backbone"], m["method"])
@@ -261,15 +264,15 @@ def validity_lines(runs: RunSet) -> list[str]:
         v = runs.validity(bench)
         lines += [f"### {bench}", "",
                   "| backbone (model) | method | user model | judge model | run ids | selected | scored samples | "
-                  "tasks | errored | excluded (why) | unfinished | missing | cost (USD) |",
-                  "|---|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|"]
+                  "tasks | errored | missing (failed) | excluded (why) | unfinished | repeats | cost (USD) |",
+                  "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
         for _, r in v.iterrows():
             excl = str(int(r["excluded"])) + (f" ({r['excluded_why']})" if r["excluded_why"] else "")
             row = [labels.backbone_label(r["backbone"]) + (" **[scripted]**" if r["scripted"] else ""),
                    labels.method_label(r["method"]), r["user_model"], r["judge_model"], r["run_ids"],
                    "—" if r["selected"] is None or r["selected"] != r["selected"] else int(r["selected"]),
                    int(r["scored"]), "—" if r["tasks"] is None or r["tasks"] != r["tasks"] else int(r["tasks"]),
-                   int(r["errored"]), excl, int(r["unfinished"]), int(r["missing"]),
+                   int(r["errored"]), int(r["missing"]), excl, int(r["unfinished"]), int(r["repeats"]),
                    fmt_usd(cost_by_key.get((bench, r["backbone"], r["method"]), 0.0))]
             lines.append("| " + " | ".join(_md(x) for x in row) + " |")
         lines.append("")

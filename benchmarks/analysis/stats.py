@@ -6,10 +6,15 @@
 * :func:`paired_bootstrap` — the difference of two methods' means on the same items (e.g. the
   Pass@1 difference next to Table 1); items are resampled jointly so the pairing is kept,
   optionally clustered by repository.
+* :func:`paired_statistic_bootstrap` — the same for any statistic of paired rows (e.g. the
+  difference of two compression ratios, each a ratio of sums over the same samples; Table 6).
+* :func:`mcnemar` — exact McNemar test of two paired binary outcomes (e.g. correct / not correct
+  of two methods on the same CAB issues; Table 2).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -122,3 +127,46 @@ def paired_bootstrap(a: Sequence[Any], b: Sequence[Any], clusters: Sequence[Any]
     return PairedDifference(difference=float(ci.estimate), low=float(ci.low), high=float(ci.high), p_value=p,
                             n_items=ci.n_units, n_clusters=ci.n_clusters, n_resamples=n_resamples,
                             confidence=confidence)
+
+
+def paired_statistic_bootstrap(rows: Sequence[Any] | np.ndarray, statistic: Callable[[np.ndarray], float],
+                               clusters: Sequence[Any] | None = None, *, n_resamples: int = 2000,
+                               confidence: float = 0.95, seed: int | np.random.Generator | None = 0) -> PairedDifference:
+    """Bootstrap of a difference ``statistic(rows)`` over paired rows (one row per item holding every
+    compared quantity, e.g. ``[input(Full), input(A), input(B)]`` of a sample), resampled as
+    :func:`cluster_bootstrap` does; two-sided p as in :func:`paired_bootstrap`."""
+    arr = np.asarray(rows, dtype=float)
+    ci = cluster_bootstrap(arr, clusters, statistic=statistic, n_resamples=n_resamples, confidence=confidence,
+                           seed=seed, keep_distribution=True)
+    dist = ci.distribution
+    assert dist is not None
+    dist = dist[np.isfinite(dist)]
+    p = min(1.0, 2 * min(float(np.mean(dist <= 0)), float(np.mean(dist >= 0)))) if dist.size else float("nan")
+    return PairedDifference(difference=float(ci.estimate), low=float(ci.low), high=float(ci.high), p_value=p,
+                            n_items=ci.n_units, n_clusters=ci.n_clusters, n_resamples=n_resamples,
+                            confidence=confidence)
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """Exact McNemar test of paired binary outcomes a[i], b[i]."""
+
+    difference: float   # mean(a) - mean(b)
+    a_only: int         # items where a is true and b false
+    b_only: int         # items where b is true and a false
+    p_value: float      # two-sided exact binomial p on the discordant pairs (1.0 when there are none)
+    n_items: int
+
+
+def mcnemar(a: Sequence[Any], b: Sequence[Any]) -> McNemar:
+    """Exact two-sided McNemar test: under H0 the discordant pairs split Binomial(a_only + b_only, 1/2)."""
+    xa = np.asarray(a, dtype=bool)
+    xb = np.asarray(b, dtype=bool)
+    if xa.shape != xb.shape or xa.ndim != 1:
+        raise ValueError(f"mcnemar: a and b must be 1-d and aligned, got {xa.shape} and {xb.shape}")
+    a_only, b_only = int(np.sum(xa & ~xb)), int(np.sum(~xa & xb))
+    n = a_only + b_only
+    k = min(a_only, b_only)
+    p = 1.0 if n == 0 else min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
+    diff = float(xa.mean() - xb.mean()) if xa.size else float("nan")
+    return McNemar(difference=diff, a_only=a_only, b_only=b_only, p_value=p, n_items=int(xa.size))

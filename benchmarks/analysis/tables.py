@@ -26,7 +26,7 @@ import pandas as pd
 from benchmarks.analysis import brackets, labels
 from benchmarks.analysis.render import (MISSING, Block, Table, fmt_count, fmt_delta, fmt_num, fmt_ratio,
                                         fmt_tokens_k, fmt_usd, is_missing)
-from benchmarks.analysis.stats import paired_bootstrap
+from benchmarks.analysis.stats import paired_bootstrap, paired_statistic_bootstrap
 from benchmarks.analysis.tokens import RECONMEM_STAGES, STAGE_LABELS, is_counted
 
 OVERALL = "overall"
@@ -34,6 +34,10 @@ NAN = float("nan")
 DAGGER = "†"
 DAGGER_NOTE = (f"{DAGGER} computed over fewer samples than another method of the row (a sample missing or "
                "unfinished for this method); see n_samples in the CSV and the validity block.")
+INCOMPLETE = "‡"
+INCOMPLETE_NOTE = (f"Miss. = selected samples (the run manifest's selection) without a finished record - no result.json, "
+                   f"or interrupted: their tasks count as failed; {INCOMPLETE} marks a cell with any (the method is "
+                   "incomplete there: it is never taken as the strongest baseline, and a Δ involving it carries the mark).")
 ERRORED_NOTE = ("Err. = samples that still errored after the run's retries: their tasks count as failed in Pass@1 "
                 "(the denominator is every task of every scored sample).")
 REFERENCE = "full"
@@ -68,15 +72,63 @@ def _subsets(tasks: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
 
 def pass_at_1(tasks: pd.DataFrame, method: str, backbones: Sequence[str], subset: str) -> dict[str, Any]:
     """Pooled Pass@1 (%) of ``method`` over every task of its scored samples of the given backbones
-    in ``subset`` (errored samples' tasks are failed rows); with ``n_errored`` samples."""
+    in ``subset`` (errored and missing samples' tasks are failed rows); with ``n_errored`` /
+    ``n_missing`` samples."""
     sel = tasks[(tasks["method"] == method) & (tasks["subset"] == subset) & tasks["backbone"].isin(list(backbones))]
     if sel.empty:
-        return {"pass1": NAN, "n_tasks": 0, "n_samples": 0, "n_passed": 0, "n_errored": 0}
+        return {"pass1": NAN, "n_tasks": 0, "n_samples": 0, "n_passed": 0, "n_errored": 0, "n_missing": 0}
     keys = sel[["backbone", "sample_id"]].drop_duplicates()
-    errored = (sel.loc[sel["errored"].astype(bool), ["backbone", "sample_id"]].drop_duplicates().shape[0]
-               if "errored" in sel else 0)
+
+    def count(col: str) -> int:
+        return (sel.loc[sel[col].astype(bool), ["backbone", "sample_id"]].drop_duplicates().shape[0]
+                if col in sel else 0)
+
     return {"pass1": 100.0 * sel["passed"].mean(), "n_tasks": int(len(sel)), "n_passed": int(sel["passed"].sum()),
-            "n_samples": int(keys.shape[0]), "n_errored": int(errored)}
+            "n_samples": int(keys.shape[0]), "n_errored": count("errored"), "n_missing": count("missing")}
+
+
+def missing_samples(samples: pd.DataFrame, method: str, backbones: Sequence[str], subset: str | None) -> int:
+    """Scored samples of ``method`` in the row that never finished (selected; no result.json or
+    interrupted): those of the subset plus those whose subset is unknown (they count in every subset)."""
+    if samples.empty or "missing" not in samples:
+        return 0
+    sel = samples[(samples["method"] == method) & samples["backbone"].isin(list(backbones))
+                  & samples["missing"].fillna(False).astype(bool) & _scored(samples)]
+    if subset is not None and "subset" in sel:
+        sel = sel[(sel["subset"] == subset) | sel["subset"].isna()]
+    return int(len(sel))
+
+
+def repeats_of(*frames: pd.DataFrame) -> list[int]:
+    """The repeat indices present in the frames (``[1]`` for unrepeated runs)."""
+    found: set[int] = set()
+    for f in frames:
+        if not f.empty and "repeat" in f:
+            found |= {int(x) for x in f["repeat"].dropna()}
+    return sorted(found) or [1]
+
+
+def of_repeat(frame: pd.DataFrame, repeat: int) -> pd.DataFrame:
+    """The rows of one repeat (all rows when the frame has no ``repeat`` column)."""
+    if frame.empty or "repeat" not in frame:
+        return frame
+    return frame[frame["repeat"] == repeat]
+
+
+def mean_sd(values: Sequence[Any]) -> tuple[float, float, int]:
+    """(mean, sample sd (ddof 1; NaN below two values), n) over the non-missing values."""
+    vals = [float(v) for v in values if not is_missing(v)]
+    if not vals:
+        return NAN, NAN, 0
+    return float(np.mean(vals)), (float(np.std(vals, ddof=1)) if len(vals) > 1 else NAN), len(vals)
+
+
+def fmt_mean_sd(mean: Any, sd: Any, n: int, fmt: Any = fmt_num, digits: int = 3) -> str:
+    """``mean`` alone for one repeat, ``mean ± sd`` over several."""
+    text = fmt(mean)
+    if n > 1 and not is_missing(mean) and not is_missing(sd):
+        text += f" ± {float(sd):.{digits}f}"
+    return text
 
 
 def compared_methods(samples: pd.DataFrame, methods: Sequence[str], backbone: str, subset: str | None) -> list[str]:
@@ -127,7 +179,7 @@ def compression_ratio(samples: pd.DataFrame, method: str, backbones: Sequence[st
 
 def _paired(tasks: pd.DataFrame, a: str, b: str, backbones: Sequence[str], subset: str, n_resamples: int,
             seed: int) -> dict[str, Any]:
-    keys = ["backbone", "sample_id", "req_id"]
+    keys = ["backbone", "sample_id", "req_id", *(["repeat"] if "repeat" in tasks else [])]
     sel = tasks[(tasks["subset"] == subset) & tasks["backbone"].isin(list(backbones))]
     ta = sel[sel["method"] == a][keys + ["passed", "repo_cluster"]]
     tb = sel[sel["method"] == b][keys + ["passed"]]
@@ -142,6 +194,11 @@ def _paired(tasks: pd.DataFrame, a: str, b: str, backbones: Sequence[str], subse
 
 def _dagger(n: int, n_max: int) -> str:
     return DAGGER if 0 < n < n_max else ""
+
+
+def _marks(cell: dict[str, Any], n_max: int) -> str:
+    """``†`` (fewer samples than another method of the row) and ``‡`` (incomplete: missing samples)."""
+    return _dagger(cell.get("min_samples", cell["n_samples"]), n_max) + (INCOMPLETE if cell.get("n_missing") else "")
 
 
 def _unpriced(sel: pd.DataFrame) -> str:
@@ -164,50 +221,81 @@ def _cost_note(samples: pd.DataFrame) -> str | None:
 
 # ---------------------------------------------------------------------------- Table 1
 
+def _table1_cells(tasks: pd.DataFrame, samples: pd.DataFrame, methods: Sequence[str], subset: str,
+                  backbones: Sequence[str]) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[str, set[str]]]:
+    """One repeat's cells: (backbone | overall, method) -> Pass@1, counts and CR; and the CR samples."""
+    common = {bb: common_samples(samples, methods, bb, subset) for bb in backbones}
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for bb in backbones:
+        for m in methods:
+            cells[(bb, m)] = {**pass_at_1(tasks, m, [bb], subset),
+                              **compression_ratio(samples, m, [bb], subset, common={bb: common[bb]})}
+            cells[(bb, m)]["n_missing"] = max(cells[(bb, m)]["n_missing"], missing_samples(samples, m, [bb], subset))
+    for m in methods:
+        if all(not is_missing(cells[(bb, m)]["pass1"]) for bb in backbones):
+            cells[(OVERALL, m)] = {**pass_at_1(tasks, m, backbones, subset),
+                                   **compression_ratio(samples, m, backbones, subset, common=common)}
+            cells[(OVERALL, m)]["n_missing"] = sum(cells[(bb, m)]["n_missing"] for bb in backbones)
+            if any(is_missing(cells[(bb, m)]["cr"]) for bb in backbones):
+                cells[(OVERALL, m)]["cr"] = NAN
+        else:
+            cells[(OVERALL, m)] = {"pass1": NAN, "cr": NAN, "n_common": 0, "n_passed": 0,
+                                   **{k: sum(cells[(bb, m)][k] for bb in backbones)
+                                      for k in ("n_tasks", "n_samples", "n_errored", "n_missing")}}
+    return cells, common
+
+
+def _over_repeats(per: list[dict[str, Any]]) -> dict[str, Any]:
+    """A cell over repeats: mean ± sd of Pass@1 and CR, counts summed, the fewest samples of a repeat."""
+    pass1, pass1_sd, n_rep = mean_sd([c["pass1"] for c in per])
+    cr, cr_sd, _ = mean_sd([c["cr"] for c in per])
+    present = [c for c in per if not is_missing(c["pass1"])]
+    return {"pass1": pass1, "pass1_sd": pass1_sd, "n_repeats": n_rep, "cr": cr, "cr_sd": cr_sd,
+            **{k: sum(int(c.get(k) or 0) for c in per) for k in ("n_tasks", "n_samples", "n_passed", "n_errored",
+                                                                  "n_missing", "n_common")},
+            "min_samples": min((c["n_samples"] for c in present), default=0),
+            "max_samples": max((c["n_samples"] for c in present), default=0)}
+
+
 def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METHODS,
            proposed: str = labels.PROPOSED, n_resamples: int = 2000, seed: int = 0) -> Table:
-    """Pass@1 (with errored counts) and CR per subset × backbone × method, the Overall row, Δ (pp)
-    of ``proposed`` against the strongest baseline by overall Pass@1 in that subset, and a paired
-    repository-cluster bootstrap of that difference over the tasks both methods were scored on."""
+    """Pass@1 (with errored and missing counts) and CR per subset × backbone × method, the Overall
+    row, Δ (pp) of ``proposed`` against the strongest *complete* baseline by overall Pass@1 in that
+    subset, and a paired repository-cluster bootstrap of that difference over the tasks both methods
+    were scored on. With repeats (``run.repeat=K``) every number is the mean ± sd over the repeats
+    (each repeat scored on its own; the paired bootstrap pools the repeats' paired tasks)."""
     baselines = [m for m in methods if m != proposed]
+    repeats = repeats_of(tasks, samples)
+    multi = len(repeats) > 1
     rows: list[dict[str, Any]] = []
     blocks: list[Block] = []
     notes: list[str] = []
     for subset in _subsets(tasks, samples):
         backbones = _row_backbones(tasks, samples, subset)
-        common = {bb: common_samples(samples, methods, bb, subset) for bb in backbones}
-        cells: dict[tuple[str, str], dict[str, Any]] = {}
-        for bb in backbones:
-            for m in methods:
-                cells[(bb, m)] = {**pass_at_1(tasks, m, [bb], subset),
-                                  **compression_ratio(samples, m, [bb], subset, common={bb: common[bb]})}
-        for m in methods:
-            complete = all(not is_missing(cells[(bb, m)]["pass1"]) for bb in backbones)
-            if complete:
-                cells[(OVERALL, m)] = {**pass_at_1(tasks, m, backbones, subset),
-                                       **compression_ratio(samples, m, backbones, subset, common=common)}
-                if any(is_missing(cells[(bb, m)]["cr"]) for bb in backbones):
-                    cells[(OVERALL, m)]["cr"] = NAN
-            else:
-                cells[(OVERALL, m)] = {"pass1": NAN, "cr": NAN,
-                                       "n_tasks": sum(cells[(bb, m)]["n_tasks"] for bb in backbones),
-                                       "n_samples": sum(cells[(bb, m)]["n_samples"] for bb in backbones),
-                                       "n_errored": sum(cells[(bb, m)]["n_errored"] for bb in backbones),
-                                       "n_common": 0}
+        per_repeat = [_table1_cells(of_repeat(tasks, r), of_repeat(samples, r), methods, subset, backbones)
+                      for r in repeats]
+        keys = [*((bb, m) for bb in backbones for m in methods), *((OVERALL, m) for m in methods)]
+        cells = {k: _over_repeats([c[k] for c, _ in per_repeat]) for k in keys}
+        common = {bb: set().union(*(cm[bb] for _, cm in per_repeat)) for bb in backbones}
         scored = [(cells[(OVERALL, m)]["pass1"], -i, m) for i, m in enumerate(baselines)
-                  if not is_missing(cells[(OVERALL, m)]["pass1"])]
+                  if not is_missing(cells[(OVERALL, m)]["pass1"]) and not cells[(OVERALL, m)]["n_missing"]]
+        passed_over = [m for m in baselines if not is_missing(cells[(OVERALL, m)]["pass1"])
+                       and cells[(OVERALL, m)]["n_missing"]]
         best = max(scored)[2] if scored else None
-        best_label = labels.method_label(best) if best else "strongest baseline"
+        best_label = labels.method_label(best) if best else "strongest complete baseline"
+        if passed_over:
+            notes.append(f"{subset.capitalize()}: incomplete (missing samples, not candidates for the strongest "
+                         f"baseline): {', '.join(labels.method_label(m) for m in passed_over)}.")
         columns = [("Model", "")]
         for m in methods:
             columns += [(labels.method_label(m), "Pass@1"), (labels.method_label(m), "Err."),
-                        (labels.method_label(m), "CR")]
+                        (labels.method_label(m), "Miss."), (labels.method_label(m), "CR")]
         columns += [("CR samples", "n"), (f"Δ vs {best_label}", "pp"), ("Paired Δ [95% CI]", "pp"), ("Paired", "p")]
         columns += brackets.table1_columns() if brackets.present(tasks) else []
         display: list[list[str]] = []
         for bb in [*backbones, OVERALL]:
             row_bbs = backbones if bb == OVERALL else [bb]
-            n_max = max((cells[(bb, m)]["n_samples"] for m in methods), default=0)
+            n_max = max((cells[(bb, m)]["max_samples"] for m in methods), default=0)
             n_common = sum(len(common[b]) for b in row_bbs)
             line = [labels.backbone_label(bb) if bb != OVERALL else "Overall"]
             row_index: dict[str, int] = {}
@@ -215,22 +303,28 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
                 row_index[m] = len(rows)
                 c = cells[(bb, m)]
                 has = not is_missing(c["pass1"])
-                mark = _dagger(c["n_samples"], n_max) if has else ""
-                line += [fmt_num(c["pass1"]) + mark, fmt_count(c["n_errored"]) if has else MISSING, fmt_ratio(c["cr"])]
-                rows.append({"subset": subset, "backbone": bb, "method": m, "pass1": c["pass1"], "cr": c["cr"],
+                mark = _marks(c, n_max) if has else ""
+                line += [fmt_mean_sd(c["pass1"], c["pass1_sd"], c["n_repeats"]) + mark,
+                         fmt_count(c["n_errored"]) if has else MISSING, fmt_count(c["n_missing"]) if has else MISSING,
+                         fmt_mean_sd(c["cr"], c["cr_sd"], c["n_repeats"], fmt_ratio, 1)]
+                rows.append({"subset": subset, "backbone": bb, "method": m, "pass1": c["pass1"],
+                             "pass1_sd": c["pass1_sd"], "cr": c["cr"], "cr_sd": c["cr_sd"], "n_repeats": c["n_repeats"],
                              "n_tasks": c["n_tasks"], "n_samples": c["n_samples"], "n_errored": c["n_errored"],
+                             "n_missing": c["n_missing"], "incomplete": bool(c["n_missing"]),
                              "n_cr_samples": c.get("n_common", 0), "n_common_samples": n_common})
-            delta = NAN
+            delta = delta_sd = NAN
             paired = {"paired_diff_pp": NAN, "ci_low_pp": NAN, "ci_high_pp": NAN, "p_value": NAN, "n_paired": 0}
             if best is not None and proposed in row_index:
-                delta = cells[(bb, proposed)]["pass1"] - cells[(bb, best)]["pass1"]
+                delta, delta_sd, _ = mean_sd([c[(bb, proposed)]["pass1"] - c[(bb, best)]["pass1"] for c, _ in per_repeat])
                 if not is_missing(delta):
                     paired = _paired(tasks, proposed, best, row_bbs, subset, n_resamples, seed)
+            mark = INCOMPLETE if proposed in row_index and cells[(bb, proposed)]["n_missing"] and not is_missing(delta) else ""
             if proposed in row_index:
-                rows[row_index[proposed]].update({"baseline": best, "delta_pp": delta, **paired})
+                rows[row_index[proposed]].update({"baseline": best, "delta_pp": delta, "delta_sd_pp": delta_sd, **paired})
             ci = (MISSING if is_missing(paired["paired_diff_pp"]) else
                   f"{paired['paired_diff_pp']:+.3f} [{paired['ci_low_pp']:+.3f}, {paired['ci_high_pp']:+.3f}]")
-            line += [str(n_common), fmt_delta(delta), ci,
+            n_rep = cells[(bb, proposed)]["n_repeats"] if proposed in row_index else 0
+            line += [str(n_common), fmt_mean_sd(delta, delta_sd, n_rep, fmt_delta) + mark, ci + (mark if ci != MISSING else ""),
                      MISSING if is_missing(paired["p_value"]) else f"{paired['p_value']:.3f}"]
             if brackets.present(tasks):  # floor, ceiling and memory headroom beside the methods
                 bracket_cells = brackets.bracket_cells(tasks, row_bbs, subset)
@@ -238,19 +332,24 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
                 rows += brackets.table1_rows(bracket_cells, subset, bb)
             display.append(line)
         blocks.append(Block(columns=columns, rows=display, heading=subset.capitalize()))
-    notes.append("Pass@1 in % over every task of every scored sample. " + ERRORED_NOTE)
+    notes.insert(0, "Pass@1 in % over every task of every scored sample. " + ERRORED_NOTE + " " + INCOMPLETE_NOTE)
+    if multi:
+        notes.insert(1, f"Repeats: {len(repeats)} (run.repeat; repeats {', '.join(map(str, repeats))}). Pass@1, CR and Δ "
+                        "are the mean ± sample sd over the repeats, each repeat scored on its own; Err. and Miss. "
+                        "count sample-runs over all repeats; the paired bootstrap pools the repeats' paired tasks.")
     notes.append("CR = cumulative input tokens of Full / of the method over the samples that every compared method "
                  "of the row finished ok (their number: CR samples); mock-user and judge calls excluded. Overall = "
                  "pooled over the backbones of the block, shown only when the method has every backbone.")
-    notes.append(f"Δ = {labels.method_label(proposed)} − strongest baseline by overall Pass@1 (pp). Paired Δ: the same "
-                 f"difference over the tasks both were scored on, 95% percentile CI from {n_resamples} "
+    notes.append(f"Δ = {labels.method_label(proposed)} − strongest complete baseline by overall Pass@1 (pp). Paired Δ: "
+                 f"the same difference over the tasks both were scored on, 95% percentile CI from {n_resamples} "
                  "repository-cluster bootstrap resamples, two-sided bootstrap p.")
     notes.append(DAGGER_NOTE)
-    data = pd.DataFrame(rows, columns=["subset", "backbone", "method", "pass1", "cr", "n_tasks", "n_samples",
-                                       "n_errored", "n_cr_samples", "n_common_samples", "baseline", "delta_pp",
-                                       "paired_diff_pp", "ci_low_pp", "ci_high_pp", "p_value", "n_paired"])
     if brackets.present(tasks):
         notes.append(brackets.HEADROOM_NOTE)
+    data = pd.DataFrame(rows, columns=["subset", "backbone", "method", "pass1", "pass1_sd", "cr", "cr_sd", "n_repeats",
+                                       "n_tasks", "n_samples", "n_errored", "n_missing", "incomplete", "n_cr_samples",
+                                       "n_common_samples", "baseline", "delta_pp", "delta_sd_pp", "paired_diff_pp",
+                                       "ci_low_pp", "ci_high_pp", "p_value", "n_paired"])
     return Table("table1", "Table 1. Pass@1 (%) and compression ratio (CR) on LoCoEval", data, blocks, notes)
 
 
@@ -308,6 +407,8 @@ def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METH
     cost = _cost_note(ok)
     if cost:
         notes.append(cost)
+    if len(repeats_of(samples)) > 1:
+        notes.append(f"Repeats: {len(repeats_of(samples))}; token and cost means pool the conversations of every repeat.")
     return Table("table3", "Table 3. Average end-to-end LLM tokens per conversation on LoCoEval", data, blocks, notes)
 
 
@@ -377,26 +478,86 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
         notes.append(cost)
     if not blocks:
         notes.append(f"No ok records of method '{method}'.")
+    if len(repeats_of(samples)) > 1:
+        notes.append(f"Repeats: {len(repeats_of(samples))}; token and cost means pool the conversations of every repeat.")
     return Table("table4", f"Table 4. Token breakdown of {labels.method_label(method)} on LoCoEval", data, blocks, notes)
 
 
 # ---------------------------------------------------------------------------- Table 6
 
+DEFAULT_CR_TOLERANCE = 0.05
+
+
 def _budget_text(budgets: dict[str, Any] | None) -> str:
     if not budgets:
         return MISSING
-    text = ", ".join(f"{k}={budgets[k]}" for k in ("k2", "k31", "k32") if k in budgets) or MISSING
-    return text + (" (CR-matched)" if budgets.get("calibrated") else "")
+    return ", ".join(f"{k}={budgets[k]}" for k in ("k2", "k31", "k32") if k in budgets) or MISSING
+
+
+def cr_match(budgets: dict[str, Any] | None, gaps: Sequence[Any], *, reference: bool = False) -> tuple[str, bool | None]:
+    """The Budgets column's label of a configuration and whether it is CR-matched (None: not calibrated).
+
+    A calibrated ablation is "CR-matched" only when the achieved gap |CR / CR(reference) - 1| on the
+    samples the table reports is within the calibration's tolerance in every subset; the gaps are
+    printed either way."""
+    if reference:
+        return "(reference)", None
+    gap_text = " / ".join(MISSING if is_missing(g) else f"{100 * float(g):+.1f}%" for g in gaps) or MISSING
+    if not (budgets or {}).get("calibrated"):
+        return f"(ReConMem's budgets, not calibrated; CR gap {gap_text})", None
+    tol = float(budgets.get("tolerance") or DEFAULT_CR_TOLERANCE)
+    matched = bool(gaps) and all(not is_missing(g) and abs(float(g)) <= tol + 1e-12 for g in gaps)
+    if matched:
+        return f"(CR-matched ±{100 * tol:g}%: gap {gap_text})", True
+    return f"(calibrated, NOT CR-matched: gap {gap_text} vs ±{100 * tol:g}%)", False
+
+
+def _paired_cr(samples: pd.DataFrame, a: str, b: str, backbone: str, subset: str, common: set[str],
+               n_resamples: int, seed: int) -> dict[str, Any]:
+    """Paired bootstrap of CR(a) - CR(b) (both against Full) over the common ok samples (resampling
+    repositories, then samples; repeats pooled)."""
+    out = {"cr_diff": NAN, "cr_ci_low": NAN, "cr_ci_high": NAN, "cr_p_value": NAN, "cr_n_paired": 0}
+    ok = _ok(samples)
+    if ok.empty or "input_tokens" not in ok or not common:
+        return out
+    keys = ["backbone", "sample_id", *(["repeat"] if "repeat" in ok else [])]
+    sel = ok[(ok["backbone"] == backbone) & (ok["subset"] == subset) & ok["sample_id"].isin(common)]
+    parts = [sel[sel["method"] == m][keys + ["input_tokens"]].rename(columns={"input_tokens": m})
+             for m in (REFERENCE, a, b)]
+    cluster = sel[sel["method"] == REFERENCE][keys + ["repo_cluster"]] if "repo_cluster" in sel else None
+    both = parts[0].merge(parts[1], on=keys).merge(parts[2], on=keys) if a != REFERENCE and b != REFERENCE else None
+    if both is None or len(both) < 2:  # one sample: no sampling distribution to speak of
+        return {**out, "cr_n_paired": 0 if both is None else len(both)}
+    if cluster is not None:
+        both = both.merge(cluster, on=keys, how="left")
+    vals = both[[REFERENCE, a, b]].to_numpy(dtype=float)
+
+    def stat(x: np.ndarray) -> float:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float(x[:, 0].sum() / x[:, 1].sum() - x[:, 0].sum() / x[:, 2].sum())
+
+    res = paired_statistic_bootstrap(vals, stat, clusters=both["repo_cluster"].astype(str).to_numpy()
+                                     if "repo_cluster" in both else None, n_resamples=n_resamples, seed=seed)
+    return {"cr_diff": res.difference, "cr_ci_low": res.low, "cr_ci_high": res.high, "cr_p_value": res.p_value,
+            "cr_n_paired": res.n_items}
+
+
+def _p(x: Any) -> str:
+    return MISSING if is_missing(x) else f"{float(x):.3f}"
 
 
 def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = labels.PROPOSED,
            ablations: Sequence[str] = labels.ABLATIONS, backbones: Sequence[str] | None = None,
-           budgets: dict[tuple[str, str], dict[str, Any]] | None = None) -> Table:
-    """Ablations: Pass@1 (with errored counts) and Δ (pp) against the full configuration, CR, and
-    each configuration's retrieval budgets (k2, k31, k32 from its run's manifest / resolved
-    config; ``budgets`` maps (backbone, method) to them), per backbone with an ablation run (the
-    paper: Qwen3-235B only). CR is over the samples every compared configuration (and Full)
-    finished ok."""
+           budgets: dict[tuple[str, str], dict[str, Any]] | None = None, n_resamples: int = 2000,
+           seed: int = 0) -> Table:
+    """Ablations: Pass@1 (with errored and missing counts) and Δ (pp) against the full configuration
+    with its paired bootstrap p, CR with the achieved gap to the full configuration's CR and the
+    paired bootstrap p of the CR difference, and each configuration's retrieval budgets (k2, k31,
+    k32 from its run's manifest / resolved config; ``budgets`` maps (backbone, method) to them,
+    ``calibrated`` / ``tolerance`` from its calibration record), per backbone with an ablation run
+    (the paper: Qwen3-235B only). The "CR-matched" label follows the achieved gap on these samples.
+    CR is over the samples every compared configuration (and Full) finished ok. With repeats:
+    mean ± sd over the repeats."""
     methods = [reference, *ablations]
     budgets = budgets or {}
     present = set(tasks.loc[tasks["method"].isin(list(ablations)), "backbone"]) if not tasks.empty else set()
@@ -404,46 +565,115 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
         present |= set(samples.loc[samples["method"].isin(list(ablations)), "backbone"])
     chosen = labels.order_backbones(backbones if backbones is not None else present)
     subsets = _subsets(tasks, samples)
+    repeats = repeats_of(tasks, samples)
     rows, blocks = [], []
+    matched_rows: dict[str, list[str]] = {"matched": [], "unmatched": [], "uncalibrated": []}
+    tolerances: set[float] = set()
     for bb in chosen:
         columns = [("Method", ""), ("Budgets", "k2, k31, k32")]
         for s in subsets:
-            columns += [(s.capitalize(), "Pass@1"), (s.capitalize(), "Err."), (s.capitalize(), "CR"),
-                        (s.capitalize(), "CR n")]
-        common = {s: common_samples(samples, methods, bb, s) for s in subsets}
-        cells = {(m, s): {**pass_at_1(tasks, m, [bb], s),
-                          **compression_ratio(samples, m, [bb], s, common={bb: common[s]})}
-                 for m in methods for s in subsets}
-        display = []
+            columns += [(s.capitalize(), "Pass@1"), (s.capitalize(), "p"), (s.capitalize(), "Err."),
+                        (s.capitalize(), "Miss."), (s.capitalize(), "CR"), (s.capitalize(), "CR gap"),
+                        (s.capitalize(), "ΔCR p"), (s.capitalize(), "CR n")]
+        per_repeat = []
+        for r in repeats:
+            tr, sr = of_repeat(tasks, r), of_repeat(samples, r)
+            common_r = {s: common_samples(sr, methods, bb, s) for s in subsets}
+            cells_r = {}
+            for m in methods:
+                for s in subsets:
+                    c = {**pass_at_1(tr, m, [bb], s), **compression_ratio(sr, m, [bb], s, common={bb: common_r[s]})}
+                    c["n_missing"] = max(c["n_missing"], missing_samples(sr, m, [bb], s))
+                    cells_r[(m, s)] = c
+            per_repeat.append((cells_r, common_r))
+        cells = {(m, s): _over_repeats([c[(m, s)] for c, _ in per_repeat]) for m in methods for s in subsets}
+        common = {s: set().union(*(cm[s] for _, cm in per_repeat)) for s in subsets}
+        display, tests = [], []
         for m in methods:
             b = budgets.get((bb, m))
-            line = [labels.method_label(m), _budget_text(b)]
+            gaps = []
             for s in subsets:
                 c, ref = cells[(m, s)], cells[(reference, s)]
-                n_max = max(cells[(x, s)]["n_samples"] for x in methods)
-                delta = c["pass1"] - ref["pass1"] if m != reference else NAN
-                cr_change = 100 * (c["cr"] - ref["cr"]) / ref["cr"] if m != reference and not is_missing(ref["cr"]) else NAN
-                text = fmt_num(c["pass1"])
+                gaps.append(c["cr"] / ref["cr"] - 1 if not is_missing(c["cr"]) and not is_missing(ref["cr"]) and ref["cr"]
+                            else NAN)
+            ran = any(not is_missing(cells[(m, s)]["pass1"]) for s in subsets)
+            label, matched = cr_match(b, gaps, reference=m == reference) if ran or b else ("", None)
+            if m != reference and not is_missing(cells[(m, subsets[0])]["pass1"] if subsets else NAN):
+                matched_rows["matched" if matched else "uncalibrated" if matched is None else "unmatched"].append(
+                    labels.method_label(m))
+                if matched is not None:
+                    tolerances.add(float((b or {}).get("tolerance") or DEFAULT_CR_TOLERANCE))
+            line = [labels.method_label(m), f"{_budget_text(b)} {label}".strip()]
+            for s, gap in zip(subsets, gaps):
+                c, ref = cells[(m, s)], cells[(reference, s)]
+                n_max = max(cells[(x, s)]["max_samples"] for x in methods)
+                delta, delta_sd, _ = (mean_sd([cr[(m, s)]["pass1"] - cr[(reference, s)]["pass1"] for cr, _ in per_repeat])
+                                      if m != reference else (NAN, NAN, 0))
+                cr_change = 100 * gap if not is_missing(gap) else NAN
                 has = not is_missing(c["pass1"])
+                paired = {"paired_diff_pp": NAN, "ci_low_pp": NAN, "ci_high_pp": NAN, "p_value": NAN, "n_paired": 0}
+                pcr = {"cr_diff": NAN, "cr_ci_low": NAN, "cr_ci_high": NAN, "cr_p_value": NAN, "cr_n_paired": 0}
+                if m != reference and has:
+                    if not is_missing(delta):
+                        paired = _paired(tasks, m, reference, [bb], s, n_resamples, seed)
+                    pcr = _paired_cr(samples, m, reference, bb, s, common[s], n_resamples, seed)
+                    tests.append([labels.method_label(m), s,
+                                  fmt_mean_sd(delta, delta_sd, c["n_repeats"], fmt_delta),
+                                  MISSING if is_missing(paired["paired_diff_pp"]) else
+                                  f"{paired['paired_diff_pp']:+.3f} [{paired['ci_low_pp']:+.3f}, {paired['ci_high_pp']:+.3f}]",
+                                  _p(paired["p_value"]), str(paired["n_paired"]),
+                                  MISSING if is_missing(pcr["cr_diff"]) else
+                                  f"{pcr['cr_diff']:+.2f} [{pcr['cr_ci_low']:+.2f}, {pcr['cr_ci_high']:+.2f}]",
+                                  _p(pcr["cr_p_value"]), str(pcr["cr_n_paired"])])
+                mark = INCOMPLETE if (c["n_missing"] or ref["n_missing"]) and m != reference else ""
+                text = fmt_mean_sd(c["pass1"], c["pass1_sd"], c["n_repeats"])
                 if has:
-                    text += _dagger(c["n_samples"], n_max)
+                    text += _marks(c, n_max)
                     if m != reference and not is_missing(delta):
-                        text += " " + fmt_delta(delta)
-                line += [text, fmt_count(c["n_errored"]) if has else MISSING, fmt_ratio(c["cr"]),
+                        text += " " + fmt_mean_sd(delta, delta_sd, c["n_repeats"], fmt_delta) + mark
+                line += [text, _p(paired["p_value"]) if m != reference and has else MISSING,
+                         fmt_count(c["n_errored"]) if has else MISSING, fmt_count(c["n_missing"]) if has else MISSING,
+                         fmt_mean_sd(c["cr"], c["cr_sd"], c["n_repeats"], fmt_ratio, 1),
+                         MISSING if m == reference or is_missing(gap) else f"{100 * gap:+.1f}%",
+                         _p(pcr["cr_p_value"]) if m != reference and has else MISSING,
                          str(len(common[s])) if has else MISSING]
-                rows.append({"backbone": bb, "subset": s, "method": m, "pass1": c["pass1"], "delta_pp": delta,
-                             "cr": c["cr"], "cr_change_pct": cr_change, "n_tasks": c["n_tasks"],
-                             "n_samples": c["n_samples"], "n_errored": c["n_errored"],
-                             "n_cr_samples": c.get("n_common", 0),
+                rows.append({"backbone": bb, "subset": s, "method": m, "pass1": c["pass1"], "pass1_sd": c["pass1_sd"],
+                             "delta_pp": delta, "delta_sd_pp": delta_sd, "cr": c["cr"], "cr_sd": c["cr_sd"],
+                             "cr_change_pct": cr_change, "cr_gap": gap, "cr_matched": matched,
+                             "n_repeats": c["n_repeats"], "n_tasks": c["n_tasks"], "n_samples": c["n_samples"],
+                             "n_errored": c["n_errored"], "n_missing": c["n_missing"], "incomplete": bool(c["n_missing"]),
+                             "n_cr_samples": c.get("n_common", 0), **paired, **pcr,
                              **{k: (b or {}).get(k, NAN) for k in ("k1", "k2", "k31", "k32")}})
             display.append(line)
         blocks.append(Block(columns=columns, rows=display, heading=labels.backbone_label(bb)))
-    data = pd.DataFrame(rows, columns=["backbone", "subset", "method", "pass1", "delta_pp", "cr", "cr_change_pct",
-                                       "n_tasks", "n_samples", "n_errored", "n_cr_samples", "k1", "k2", "k31", "k32"])
-    notes = [f"Arrows: Pass@1 difference (pp) against {labels.method_label(reference)}. CR against Full on the same "
-             "backbone over the samples every listed configuration and Full finished ok (CR n). Budgets: the run's "
-             "k2, k31, k32 (from its manifest or resolved config.yaml); CR-matched = calibrated by scripts.calibrate_cr "
-             "to keep the ablation's CR near the full configuration's, as the paper does.", ERRORED_NOTE, DAGGER_NOTE]
+        if tests:
+            blocks.append(Block(columns=[("Ablation", ""), ("Subset", ""), ("Δ Pass@1", "pp"),
+                                         ("Paired Δ [95% CI]", "pp"), ("Paired", "p"), ("Paired", "n tasks"),
+                                         ("ΔCR [95% CI]", "×"), ("ΔCR", "p"), ("ΔCR", "n samples")],
+                                rows=tests, heading=f"{labels.backbone_label(bb)}: paired tests against "
+                                                    f"{labels.method_label(reference)}"))
+    data = pd.DataFrame(rows, columns=["backbone", "subset", "method", "pass1", "pass1_sd", "delta_pp", "delta_sd_pp",
+                                       "cr", "cr_sd", "cr_change_pct", "cr_gap", "cr_matched", "n_repeats", "n_tasks",
+                                       "n_samples", "n_errored", "n_missing", "incomplete", "n_cr_samples",
+                                       "paired_diff_pp", "ci_low_pp", "ci_high_pp", "p_value", "n_paired", "cr_diff",
+                                       "cr_ci_low", "cr_ci_high", "cr_p_value", "cr_n_paired", "k1", "k2", "k31", "k32"])
+    tol_text = ", ".join(f"±{100 * t:g}%" for t in sorted(tolerances)) or f"±{100 * DEFAULT_CR_TOLERANCE:g}%"
+    ref_label = labels.method_label(reference)
+    notes = [f"Arrows: Pass@1 difference (pp) against {ref_label}; p = paired repository-cluster bootstrap over the "
+             f"tasks both were scored on ({n_resamples} resamples; the paired-tests block has the 95% CIs). CR against "
+             "Full on the same backbone over the samples every listed configuration and Full finished ok (CR n); "
+             f"CR gap = CR / CR({ref_label}) − 1 on those samples; ΔCR p = paired bootstrap of CR(ablation) − "
+             f"CR({ref_label}) over the same samples. Budgets: the run's k2, k31, k32 (from its manifest or resolved "
+             "config.yaml). \"CR-matched\" = calibrated by scripts.calibrate_cr and the achieved gap within the "
+             f"calibration's tolerance ({tol_text}) in every subset of this table; a calibrated row outside it says "
+             "so; an uncalibrated row keeps ReConMem's budgets.",
+             f"CR-matched rows: {', '.join(matched_rows['matched']) or 'none'} ({tol_text}); calibrated but outside the "
+             f"tolerance: {', '.join(matched_rows['unmatched']) or 'none'}; ReConMem's budgets (not calibrated): "
+             f"{', '.join(matched_rows['uncalibrated']) or 'none'}.",
+             ERRORED_NOTE, INCOMPLETE_NOTE, DAGGER_NOTE]
+    if len(repeats) > 1:
+        notes.insert(1, f"Repeats: {len(repeats)}; Pass@1, Δ and CR are mean ± sd over the repeats; the paired tests pool "
+                        "the repeats' paired tasks / samples.")
     if not blocks:
         notes.append("No ablation runs found.")
     return Table("table6", "Table 6. Ablation study on LoCoEval", data, blocks, notes)

@@ -18,7 +18,8 @@ def test_discovers_every_run(runset):
     assert ("locoeval", "gpt5_mini", "vanilla_rag") not in keys  # the missing cell
     assert {r.family for r in runset.runs if r.benchmark == "cab"} == {CAB}
     assert {r.family for r in runset.runs if r.benchmark == "locoeval"} == {LOCOEVAL}
-    assert any("1 unfinished sample" in w for w in runset.warnings)
+    assert any("1 unfinished sample folder(s) (no result.json) outside the manifest's selection" in w
+               for w in runset.warnings)
 
 
 def test_labels_come_from_records_then_conf(runset):
@@ -124,11 +125,13 @@ def test_validity_block(runset):
 
 
 def test_validity_counts_missing_samples(results_dir, tmp_path):
+    """A selected sample whose folder is gone is still scored (as failed) and counted as missing."""
     _copy_run(results_dir, tmp_path, "gpt5_mini", "full")
     rm = _copy_run(results_dir, tmp_path, "gpt5_mini", "reconmem")
     shutil.rmtree(rm / "samples" / "s2")
     v = load_runs(tmp_path).validity("locoeval").set_index("method")
-    assert (v.loc["reconmem", "scored"], v.loc["reconmem", "missing"], v.loc["full", "missing"]) == (3, 1, 0)
+    assert (v.loc["reconmem", "scored"], v.loc["reconmem", "missing"], v.loc["full", "missing"]) == (4, 1, 0)
+    assert (v.loc["reconmem", "records"], v.loc["reconmem", "tasks"]) == (3, 8)
 
 
 def test_shards_are_merged(tmp_path):

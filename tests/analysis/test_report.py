@@ -31,14 +31,14 @@ def test_build_report_produces_every_artefact(results_dir, tmp_path):
     assert "python -m scripts.run method=reconmem backbone=qwen3_235b" in index
     assert "| litellm | 1.110.2 |" in index
     assert "error: 1, ok: 3" in index  # the errored sample is visible
-    assert "1 unfinished sample(s)" in index
+    assert "1 unfinished sample folder(s) (no result.json) outside the manifest's selection ignored: s5" in index
     assert "![fig6](locoeval/fig6_coverage.png)" in index
     assert "Table 1. Pass@1" in index and "Table 5. Token consumption" in index
     # The validity block opens the report, names the models and what each method was scored on.
     assert index.index("## Validity") < index.index("## Runs") < index.index("\n## locoeval\n")
     validity = index[index.index("## Validity"):index.index("## Runs")]
     assert ("| openrouter/qwen/qwen3-235b-a22b-2507 (Qwen3-235B) | ReConMem | gemini/gemini-2.5-flash | — | fixture "
-            "| 4 | 4 | 8 | 1 | 0 | 0 | 0 |") in validity
+            "| 4 | 4 | 8 | 1 | 0 | 0 | 0 | 1 |") in validity
     assert "i6: docker_unavailable in qwen3_235b/native_strands" in validity
     assert "judge: `gemini/gemini-2.5-flash`" in validity and "user: `gemini/gemini-2.5-flash`" in validity
     assert "ledger events carry no `cost_usd` and count as $0" in validity

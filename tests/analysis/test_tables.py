@@ -220,9 +220,10 @@ def test_table6_ablations_with_cr_and_budgets(frames, runset):
     assert (d.loc[("single-hop", "reconmem_wo_gae"), ["k2", "k31", "k32"]].tolist()) == [6, 2, 3]
     assert math.isnan(d.loc[("multi-hop", "reconmem_wo_smg"), "pass1"])
     md = t.to_markdown()
-    assert "| ReConMem | k2=4, k31=2, k32=2 | 100.000 | 0 |" in md
-    assert "| ReConMem w/o GAE | k2=6, k31=2, k32=3 (CR-matched) | 66.667 ↓ 33.333 | 0 |" in md
-    assert "40.000 ↑ 20.000" in md
+    assert "| ReConMem | k2=4, k31=2, k32=2 (reference) | 100.000 | — | 0 | 0 |" in md
+    # Calibrated, but the CR achieved on these samples is 8.1% above ReConMem's: not labelled CR-matched.
+    assert "| ReConMem w/o GAE | k2=6, k31=2, k32=3 (calibrated, NOT CR-matched: gap +8.1% / +8.1% vs ±5%) |" in md
+    assert "66.667 ↓ 33.333" in md and "40.000 ↑ 20.000" in md
 
 
 def test_tables_write_three_formats(frames, tmp_path):
