@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     runs = load_runs([s["run_dir"] for s in summaries.values()])
     table = brackets.brackets_table(runs.tasks_frame(benchmark))
-    if runs.scripted_runs():
+    if runs.scripted_runs:
         table.mark(SCRIPTED_MARK)
     print()
     print(table.to_markdown())

@@ -159,3 +159,19 @@ def test_dry_run_estimates_one_call_per_task_from_a_bracket_run(bracket_runs):
     assert est["calibrated_from"] == str(run_dir)
     assert est["calls"] == pytest.approx(n_tasks) and set(est["purposes"]) == {"task_generation"}
     assert est["cost_usd"] > 0  # priced with GPT-5 mini's rates over the calibration run's tokens
+
+
+def test_scripts_brackets_prints_floor_ceiling_and_headroom(bracket_runs, capsys):
+    from scripts.brackets import main
+
+    _, runs = bracket_runs
+    cfg = runs["no_memory"][0]
+    args = ["benchmark=demo", "backbone=local", "backbone.model=scripted/scripted_backbone:fast_reply",
+            "benchmark.evaluator=scripted_backbone.fake_evaluate", f"run.results_dir={cfg.run.results_dir}",
+            "cache.llm=false", "benchmark.progress=false"]
+    assert main(args) == 0  # resumes the fixture's run id "brackets": every sample finished, no call
+    out = capsys.readouterr().out
+    assert "Memory headroom" in out and "scripted replies" in out
+    assert "| Single-hop" not in out and "**Single-hop" in out and "**All tasks" in out
+    assert main([*args, "backbone=gpt5_mini", "run.dry_run=true"]) == 0
+    assert "both brackets: 12.0 calls" in capsys.readouterr().out  # 6 demo tasks per bracket
