@@ -92,12 +92,18 @@ class DeclaredRequirements:
 
 
 def _clean(specs) -> list[str]:
+    """The entries that are plain requirement specifiers (no paths, URLs, options or templating)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
     out = []
     for s in specs or []:
         s = str(s).split("#", 1)[0].strip()
-        if not s or s.startswith(("-", ".", "/", "git+", "http:", "https:", "file:")) or "@" in s.split(";")[0]:
+        try:
+            req = Requirement(s)
+        except InvalidRequirement:
             continue
-        out.append(s)
+        if not req.url:
+            out.append(s)
     return out
 
 
