@@ -3,6 +3,7 @@ command end to end on the demo samples with SCRIPTED replies (``calib_backbone``
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -14,8 +15,8 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from scripts.calibrate_cr import (Evaluation, budget_chain_point, chain_length, forwarded_overrides, interleave_subsets,
-                                  search_budgets)
+from scripts.calibrate_cr import (Evaluation, budget_chain_point, calibrate, calibration_report, chain_length,
+                                  forwarded_overrides, interleave_subsets, search_budgets)
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -118,6 +119,10 @@ def test_calibration_command_on_the_demo_moves_cr_toward_the_target(tmp_path):
            "backbone.model=scripted/calib_backbone:reply", "benchmark.evaluator=calib_backbone.fake_evaluate",
            "benchmark.progress=false", f"run.results_dir={tmp_path / 'results'}", f"calib.output={out}"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    if proc.returncode == 3:  # out of tolerance (w/o HCC on the scripted demo): nothing written, exit 3
+        assert not out.exists() and "outside calib.tolerance" in proc.stderr, proc.stderr[-3000:]
+        proc = subprocess.run([*cmd, "calib.accept_out_of_tolerance=true"], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=1800)  # every run replays: cached
     assert proc.returncode == 0, proc.stderr[-3000:]
     record = yaml.safe_load(out.read_text())
     cal = record["calibration"]
@@ -138,3 +143,68 @@ def test_bad_options_are_one_line_errors():
                               text=True, timeout=120)
         lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
         assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], proc.stderr
+
+
+def _fake_runs(monkeypatch, tmp_path, target=0.36, ablation=lambda b: 0.09 + 0.002 * (8 - sum(b.values()))):
+    """Runner.run / Runner.cr replaced: no benchmark run; CR(reference) = target, CR(ablation) from its budgets."""
+    from scripts import calibrate_cr
+
+    def run(self, method, run_id, extra=()):
+        path = tmp_path / "runs" / method / run_id
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "budgets.txt").write_text(" ".join(extra))
+        return path
+
+    def cr(self, run, full):
+        if run.name == "calib-reference":
+            return target
+        b = {k: int(x.split("=")[1]) for x in (run / "budgets.txt").read_text().split() for k in ("k2", "k31", "k32")
+             if x.startswith(f"method.manager.{k}=")}
+        return ablation(b)
+
+    monkeypatch.setattr(calibrate_cr.Runner, "run", run)
+    monkeypatch.setattr(calibrate_cr.Runner, "cr", cr)
+
+
+def _calib_cfg(tmp_path, *extra):
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        return compose("calibrate_cr", overrides=["method=reconmem_wo_hcc", "benchmark=demo", "calib.samples=1",
+                                                  f"calib.output={tmp_path / 'out.yaml'}",
+                                                  f"run.results_dir={tmp_path / 'results'}", *extra])
+
+
+def test_out_of_tolerance_writes_nothing_unless_accepted(monkeypatch, tmp_path):
+    """The w/o HCC shape (CR far below the target whatever the budgets): exit 3, no conf file; accepted: written."""
+    _fake_runs(monkeypatch, tmp_path)
+    record = calibrate(_calib_cfg(tmp_path), [])
+    assert not record["within_tolerance"] and record["output"] is None and not (tmp_path / "out.yaml").exists()
+    kept = json.loads((tmp_path / "results" / "calibration" / "demo" / "local" / "reconmem_wo_hcc" / "calibration.json")
+                      .read_text())
+    assert kept["within_tolerance"] is False and kept["output"] is None  # the record of the search is kept
+    record = calibrate(_calib_cfg(tmp_path, "calib.accept_out_of_tolerance=true"), [])
+    assert record["accepted_out_of_tolerance"] and record["output"] == str(tmp_path / "out.yaml")
+    written = yaml.safe_load((tmp_path / "out.yaml").read_text())
+    assert written["calibration"]["within_tolerance"] is False and written["manager"] == {"k2": 1, "k31": 1, "k32": 1}
+    report = calibration_report("qwen3_235b", ["reconmem_wo_hcc", "reconmem_wo_gae"], root=tmp_path / "none")
+    assert report[0].startswith("reconmem_wo_hcc: ReConMem's budgets (not calibrated")
+
+
+def test_within_tolerance_is_written_and_reported(monkeypatch, tmp_path):
+    _fake_runs(monkeypatch, tmp_path, target=0.36, ablation=lambda b: 0.40 - 0.01 * (sum(b.values()) - 8))
+    record = calibrate(_calib_cfg(tmp_path), [])
+    assert record["within_tolerance"] and record["output"] == str(tmp_path / "out.yaml")
+    shutil.copy(tmp_path / "out.yaml", tmp_path / "reconmem_wo_gae.yaml")
+    line = calibration_report("qwen3_235b", ["reconmem_wo_gae"], root=tmp_path)[0]
+    assert line.startswith("reconmem_wo_gae: CR-matched: k2=") and "tolerance ±5%" in line
+
+
+def test_make_calibrate_table6_stops_on_an_out_of_tolerance_calibration(tmp_path):
+    """mk/reproduce.mk: a calibration exiting 3 stops the loop (and so reproduce-table6); w/o HCC is not calibrated."""
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho \"ran $*\"\ncase \"$*\" in *method=reconmem_wo_smg*) exit 3;; esac\nexit 0\n")
+    fake.chmod(0o755)
+    proc = subprocess.run(["make", "-s", "calibrate-table6", f"PY={fake}", f"STAMP={tmp_path / 'stamp'}"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    ran = [line for line in proc.stdout.splitlines() if "scripts.calibrate_cr" in line]
+    assert proc.returncode != 0
+    assert [x.split("method=")[1].split()[0] for x in ran] == ["reconmem_wo_gae", "reconmem_wo_smg"]
