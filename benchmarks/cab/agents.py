@@ -7,9 +7,23 @@ Maintainer protocol per turn (paper §3.5):
 * later turns: ``manager.context_for(user_message)`` builds the messages;
 * then a bounded tool loop: litellm function calling when the backbone supports it, otherwise the
   strict JSON protocol (a reply that is exactly one JSON object ``{"tool": ..., "arguments": {...}}``
-  is a tool call; any other reply is the answer); after ``max_tool_steps`` tool rounds the model
-  is asked once more, without tools, with the exploration notes folded into the question;
+  is a tool call; any other reply is the answer); after ``max_tool_steps`` tool rounds the next
+  request carries no tools and has the exploration notes folded into the question;
 * ``manager.observe(Turn(...))`` after every answer (the caller does it via :meth:`MaintainerAgent.observe`).
+
+Rules both hosts share (this module and :mod:`benchmarks.cab.strands_host`), for every method:
+
+* **window guard**: every maintainer request is fitted to the backbone's window before it is sent
+  (:func:`fit_maintainer_request`, i.e. :func:`reconmem.platform.fit.fit_messages`: earlier tool
+  results of the response replaced by a note, then older history, then the longest messages cut);
+  what was trimmed goes to ``contexts.jsonl`` (``meta.window_guard``);
+* **tool caps**: ``max_tool_steps`` tool rounds per response and ``max_calls_per_step`` calls per
+  round (later calls of a round are answered with an error, not executed);
+* **repeated calls**: an identical tool call (same name and arguments) made again in the same
+  response is not executed again; it gets the earlier result plus :data:`REPEATED_CALL_NOTE`;
+* **a final answer that is a tool call** (a tool-call JSON where the answer should be) is re-asked
+  once without tools; if the second reply is one too it is recorded as the answer, flagged
+  ``final_is_tool_call`` and counted.
 
 Ledger purposes: the first backbone call of a maintainer turn is ``turn_generation``, the calls
 that follow tool results are ``maintainer_tool_step``. Role tags are set by the runner.
@@ -25,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from benchmarks.cab.loader import CabIssue, issue_text
 from benchmarks.cab.tools import TOOL_NAMES, TOOL_SCHEMAS, RepoTools, ToolResult, tools_prompt_description
 from reconmem.platform.context import Context, ContextManager, Turn, build_messages
+from reconmem.platform.fit import count_margin, fit_messages, window_budget
 from reconmem.platform.templates import TemplateDir
 
 if TYPE_CHECKING:
@@ -74,6 +89,7 @@ class UserReply:
     reason: str
     raw: str
     status_found: bool = True
+    finish_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,12 +150,16 @@ class UserAgent:
         """The first user message: the issue as filed (no model call)."""
         return issue_text(self.issue)
 
-    def reply(self, conversation: list[dict[str, str]]) -> UserReply:
+    def reply(self, conversation: list[dict[str, str]], *, temperature: float | None = None) -> UserReply:
+        """The user's next message (``temperature`` for a retry: a temperature-0 retry replays the cache)."""
         prompt = render_prompt("user_turn.txt", question=self.issue.body.strip() or self.issue.title.strip(),
                                conversation=format_conversation(conversation))
         messages = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": prompt}]
-        resp = self.llm.chat(messages, purpose="mock_user", max_tokens=self.max_tokens)
-        return parse_user_reply(resp.text)
+        kw: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
+        resp = self.llm.chat(messages, purpose="mock_user", max_tokens=self.max_tokens, **kw)
+        reply = parse_user_reply(resp.text)
+        reply.finish_reason = resp.finish_reason
+        return reply
 
 
 # --------------------------------------------------------------------------- maintainer
@@ -157,6 +177,97 @@ class MaintainerTurn:
     forced_final: bool = False  # the step cap was reached and the answer was requested without tools
     protocol_errors: int = 0  # JSON-protocol tool calls that could not be parsed
     recalled: bool = True
+    repeated_calls: int = 0  # identical tool calls answered from this response's earlier result
+    over_cap_calls: int = 0  # calls beyond max_calls_per_step in one round (not executed)
+    window_trims: int = 0  # requests the window guard had to trim
+    final_is_tool_call: bool = False  # the answer was a tool call even after the re-ask
+    reasked: bool = False  # the answer was a tool call and was asked for again without tools
+
+
+REPEATED_CALL_NOTE = ("NOTE: you already made this exact call in this response; above is its earlier result. "
+                      "Use it instead of calling again.")
+
+
+def fit_maintainer_request(llm: "LLMClient", messages: list[dict[str, Any]], *, start: int | None,
+                           max_tokens: int | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The window guard of every maintainer request (both hosts, every method): ``messages`` fitted to
+    the backbone's window minus the answer's room (``max_tokens`` plus any reasoning allowance) and the
+    client's token-count reserve. ``start``: index of the user message the response answers."""
+    spec = getattr(llm, "spec", None)
+    reserve = int(max_tokens or getattr(spec, "max_output_tokens", 0) or 0)
+    reserve += int(getattr(spec, "reasoning_max_tokens", 0) or 0)
+    budget = window_budget(int(llm.context_window), reserve, count_margin(llm))
+    return fit_messages(messages, limit=budget, count=llm.count_tokens, start=start)
+
+
+def note_fit(turn: MaintainerTurn, meta: dict[str, Any], call: int) -> None:
+    """Record a window-guard trim on the turn and in its context's meta (contexts.jsonl)."""
+    if meta["tokens_after"] == meta["tokens_before"]:
+        return
+    turn.window_trims += 1
+    turn.context.meta.setdefault("window_guard", []).append({"call": call, **meta})
+
+
+def looks_like_tool_call(text: str) -> bool:
+    """Whether an answer is really a tool call: the JSON protocol's ``{"tool": ...}`` (even malformed),
+    or a function call written as text (``{"name": <tool>, "arguments": ...}``, ``<tool_call>`` tags)."""
+    if parse_json_tool_call(text) is not None:
+        return True
+    s = re.sub(r"</?tool_call>", "", text.strip()).strip()
+    m = _FENCE_RE.match(s)
+    if m:
+        s = m.group(1).strip()
+    if not s.startswith("{"):
+        return False
+    try:
+        obj = json.loads(s)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(obj, dict) and obj.get("name") in TOOL_NAMES and ("arguments" in obj or "parameters" in obj)
+
+
+class ResponseTools:
+    """Executes one maintainer response's tool calls under the rules both hosts share: output clipped
+    to ``max_result_chars``, at most ``max_calls_per_step`` calls per round, an identical repeated call
+    answered from the earlier result plus :data:`REPEATED_CALL_NOTE` (not executed again)."""
+
+    def __init__(self, tools: RepoTools, *, max_calls_per_step: int = 4, max_result_chars: int = 12_000) -> None:
+        import threading
+
+        self.tools = tools
+        self.max_calls_per_step = int(max_calls_per_step)
+        self.max_result_chars = int(max_result_chars)
+        self._lock = threading.Lock()
+        self.new_response()
+
+    def new_response(self) -> None:
+        """Forget the previous response's results and cache."""
+        self.results: list[ToolResult] = []
+        self.repeated = 0
+        self.over_cap = 0
+        self._seen: dict[str, str] = {}
+
+    def execute(self, name: str, args: Any, *, position: int = 0) -> tuple[str, bool]:
+        """(text for the model, whether the call ran) of the ``position``-th call of a round."""
+        if position >= self.max_calls_per_step:
+            with self._lock:
+                self.over_cap += 1
+            return f"ERROR: at most {self.max_calls_per_step} tool calls per step; this call was not executed", False
+        key = json.dumps([name, args], sort_keys=True, default=str)
+        with self._lock:
+            if key in self._seen:
+                self.repeated += 1
+                return self._seen[key] + "\n\n" + REPEATED_CALL_NOTE, False
+            result = self.tools.execute(name, args if isinstance(args, (dict, str)) else None)
+            self.results.append(result)
+            text = self.clip(result.text)
+            self._seen[key] = text
+            return text, True
+
+    def clip(self, text: str) -> str:
+        if len(text) <= self.max_result_chars:
+            return text
+        return text[: self.max_result_chars] + "\n[tool output clipped]"
 
 
 _FENCE_RE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.DOTALL)
@@ -211,6 +322,8 @@ class MaintainerAgent:
         self.max_calls_per_step = int(max_calls_per_step)
         self.max_tool_result_chars = int(max_tool_result_chars)
         self.max_notes_chars = int(max_notes_chars)
+        self.response_tools = ResponseTools(tools, max_calls_per_step=max_calls_per_step,
+                                            max_result_chars=max_tool_result_chars)
 
     # ---- public
 
@@ -238,36 +351,59 @@ class MaintainerAgent:
 
     # ---- loop
 
-    def _chat(self, messages: list[dict[str, Any]], purpose: str, tools: bool) -> Any:
+    def _chat(self, messages: list[dict[str, Any]], purpose: str, tools: bool, turn: MaintainerTurn,
+              start: int) -> Any:
+        """One maintainer request through the window guard."""
+        fitted, meta = fit_maintainer_request(self.llm, messages, start=start, max_tokens=self.max_tokens)
+        note_fit(turn, meta, turn.llm_calls)
         kw: dict[str, Any] = {"purpose": purpose, "max_tokens": self.max_tokens}
         if tools:
             kw["tools"] = TOOL_SCHEMAS
-        return self.llm.chat(messages, **kw)
+        return self.llm.chat(fitted, **kw)
 
     def _tool_loop(self, query: str, ctx: Context) -> MaintainerTurn:
         from reconmem.platform.llm import ContextLengthExceeded
 
         messages = [dict(m) for m in ctx.messages]
+        start = len(messages) - 1
         turn = MaintainerTurn(text="", context=ctx)
+        self.response_tools.new_response()
+        turn.tool_results = self.response_tools.results
         steps = 0
-        while True:
-            purpose = "turn_generation" if turn.llm_calls == 0 else "maintainer_tool_step"
-            try:
-                resp = self._chat(messages, purpose, tools=self.function_calling)
-            except ContextLengthExceeded:
-                if not turn.tool_results:
-                    raise
-                return self._final_without_tools(query, ctx, turn, reason="context")
+        try:
+            while True:
+                if steps >= self.max_tool_steps:  # the cap: the next request carries no tools (as on Strands)
+                    return self._final_without_tools(query, ctx, turn, reason="steps")
+                purpose = "turn_generation" if turn.llm_calls == 0 else "maintainer_tool_step"
+                try:
+                    resp = self._chat(messages, purpose, self.function_calling, turn, start)
+                except ContextLengthExceeded:
+                    if not turn.tool_results:
+                        raise
+                    return self._final_without_tools(query, ctx, turn, reason="context")
+                turn.llm_calls += 1
+                calls = self._extract_calls(resp, turn)
+                if calls is None:  # an answer
+                    return self._answer(resp.text, messages, turn, start)
+                steps += 1
+                turn.tool_steps = steps
+                messages.extend(self._run_calls(resp, calls, turn))
+        finally:
+            turn.repeated_calls = self.response_tools.repeated
+            turn.over_cap_calls = self.response_tools.over_cap
+
+    def _answer(self, text: str, messages: list[dict[str, Any]], turn: MaintainerTurn, start: int) -> MaintainerTurn:
+        """The answer; a tool-call JSON in its place is re-asked once without tools, then recorded as is."""
+        if looks_like_tool_call(text):
+            turn.reasked = True
+            retry = [dict(m) for m in messages] + [{"role": "assistant", "content": text},
+                                                   {"role": "user", "content": render_prompt("maintainer_final_retry.txt")}]
+            resp = self._chat(retry, "maintainer_tool_step", False, turn, start)
             turn.llm_calls += 1
-            calls = self._extract_calls(resp, turn)
-            if calls is None:  # an answer
-                turn.text = resp.text.strip()
-                return turn
-            if steps >= self.max_tool_steps:
-                return self._final_without_tools(query, ctx, turn, reason="steps")
-            steps += 1
-            turn.tool_steps = steps
-            messages.extend(self._run_calls(resp, calls, turn))
+            text = resp.text
+            turn.final_is_tool_call = looks_like_tool_call(text)
+        turn.text = text.strip()
+        return turn
 
     def _extract_calls(self, resp: Any, turn: MaintainerTurn) -> list[tuple[str | None, str, Any]] | None:
         """``[(call_id, name, args)]`` or None when the reply is the answer; errors become calls too."""
@@ -290,12 +426,7 @@ class MaintainerAgent:
                 {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args if isinstance(args, dict) else {})}}
                 for cid, name, args in calls]})
             for n, (cid, name, args) in enumerate(calls):
-                if n >= self.max_calls_per_step:
-                    text = f"ERROR: at most {self.max_calls_per_step} tool calls per step; this call was not executed"
-                else:
-                    result = self.tools.execute(name, args if isinstance(args, (dict, str)) else None)
-                    turn.tool_results.append(result)
-                    text = self._clip(result.text)
+                text, _ = self.response_tools.execute(name, args, position=n)
                 out.append({"role": "tool", "tool_call_id": cid, "name": name, "content": text})
             return out
         cid, name, args = calls[0]
@@ -304,15 +435,12 @@ class MaintainerAgent:
             out.append({"role": "user", "content": f"ERROR: {args}. To call a tool reply with exactly one JSON object "
                                                     '{"tool": "<name>", "arguments": {...}}; to answer, reply in plain text.'})
             return out
-        result = self.tools.execute(name, args)
-        turn.tool_results.append(result)
-        out.append({"role": "user", "content": f"TOOL RESULT ({name}):\n{self._clip(result.text)}"})
+        text, _ = self.response_tools.execute(name, args)
+        out.append({"role": "user", "content": f"TOOL RESULT ({name}):\n{text}"})
         return out
 
     def _clip(self, text: str) -> str:
-        if len(text) <= self.max_tool_result_chars:
-            return text
-        return text[: self.max_tool_result_chars] + "\n[tool output clipped]"
+        return self.response_tools.clip(text)
 
     def _final_without_tools(self, query: str, ctx: Context, turn: MaintainerTurn, *, reason: str) -> MaintainerTurn:
         """Ask for the answer with the exploration notes folded into the question (no tools)."""
@@ -325,14 +453,13 @@ class MaintainerAgent:
             content = render_prompt("maintainer_final.txt", query=query, notes=notes or "(none)")
             messages = [dict(m) for m in ctx.messages[:-1]] + [{"role": "user", "content": content}]
             try:
-                resp = self._chat(messages, "maintainer_tool_step", tools=False)
+                resp = self._chat(messages, "maintainer_tool_step", False, turn, len(messages) - 1)
             except ContextLengthExceeded:
                 budget //= 4
                 continue
             turn.llm_calls += 1
-            turn.text = resp.text.strip()
             turn.context.meta["forced_final"] = reason
-            return turn
+            return self._answer(resp.text, messages, turn, len(messages) - 1)
         raise ContextLengthExceeded("maintainer: the question with its context does not fit even without tool notes")
 
     @staticmethod

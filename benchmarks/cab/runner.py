@@ -47,6 +47,9 @@ class CabSettings:
 
     max_turns: int = 10  # maintainer responses per issue (paper §3.2.2)
     max_tool_steps: int = 8  # tool rounds per maintainer response
+    max_calls_per_step: int = 4  # tool calls executed per round (both hosts); later ones get an error
+    user_retries: int = 1  # further user-agent calls after an empty message, then the issue errors
+    user_retry_temperature: float = 0.7  # a temperature-0 retry would replay the cached empty reply
     maintainer_max_tokens: int | None = 2048
     user_max_tokens: int | None = None
     judge_max_tokens: int | None = None
@@ -69,6 +72,9 @@ class CabSettings:
             return None if v is None else int(v)
 
         return cls(max_turns=int(bench.get("max_turns", 10)), max_tool_steps=int(bench.get("max_tool_steps", 8)),
+                   max_calls_per_step=int(bench.get("max_calls_per_step", 4)),
+                   user_retries=int(bench.get("user_retries", 1) or 0),
+                   user_retry_temperature=float(bench.get("user_retry_temperature", 0.7)),
                    maintainer_max_tokens=opt_int("maintainer_max_tokens", 2048),
                    user_max_tokens=opt_int("user_max_tokens", None), judge_max_tokens=opt_int("judge_max_tokens", None),
                    repo_context_k=int(bench.get("repo_context_k", 0) or 0), repo_index=bool(bench.get("repo_index", True)),
@@ -91,6 +97,29 @@ class _SampledLLM:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._llm, name)
+
+
+class EmptyUserTurn(RuntimeError):
+    """The user agent's message stayed empty after the retries: the issue errors (retried on resume)."""
+
+
+def _user_reply(user: UserAgent, chat: list[dict[str, str]], settings: "CabSettings", issue: CabIssue,
+                turn: int) -> tuple[Any, int]:
+    """The user agent's next message and how many retries it took; an empty message (that does not end
+    the conversation) is asked again ``settings.user_retries`` times at ``user_retry_temperature``,
+    then raises :class:`EmptyUserTurn`."""
+    reply = user.reply(chat)
+    retries = 0
+    while not reply.text.strip() and reply.status != FULLY_SATISFIED:
+        if retries >= settings.user_retries:
+            raise EmptyUserTurn(
+                f"issue {issue.task_id!r} turn {turn}: the user agent returned an empty message {retries + 1} time(s) "
+                f"(finish_reason={reply.finish_reason!r}); raise benchmark.user_max_tokens "
+                f"(now {settings.user_max_tokens}) if the user model spends its budget on thinking, or "
+                f"benchmark.user_retries (now {settings.user_retries})")
+        retries += 1
+        reply = user.reply(chat, temperature=settings.user_retry_temperature)
+    return reply, retries
 
 
 def _judge(issue: CabIssue, answer: str, docker_result: Any, judge_llm: Any, settings: "CabSettings") -> Any:
@@ -164,7 +193,8 @@ def run_issue(
 
         tools = RepoTools(repo_root, settings.tool_limits)
         maintainer = make_maintainer(settings.maintainer_host, maintainer_llm, manager, tools,
-                                     max_tool_steps=settings.max_tool_steps, max_tokens=settings.maintainer_max_tokens)
+                                     max_tool_steps=settings.max_tool_steps, max_tokens=settings.maintainer_max_tokens,
+                                     max_calls_per_step=settings.max_calls_per_step)
         system_prompt = maintainer_system_prompt(issue, function_calling=maintainer.function_calling,
                                                  max_tool_steps=settings.max_tool_steps, docker=bool(issue.dockerfile))
         repo_index = None
@@ -207,7 +237,9 @@ def run_issue(
             answer = mturn.text
             conversation.append({"turn": t, "role": "maintainer", "content": answer, "llm_calls": mturn.llm_calls,
                                  "tool_steps": mturn.tool_steps, "forced_final": mturn.forced_final,
-                                 "protocol_errors": mturn.protocol_errors})
+                                 "protocol_errors": mturn.protocol_errors, "repeated_tool_calls": mturn.repeated_calls,
+                                 "over_cap_calls": mturn.over_cap_calls, "window_trims": mturn.window_trims,
+                                 "reasked": mturn.reasked, "final_is_tool_call": mturn.final_is_tool_call})
             chat.append({"role": "assistant", "content": answer})
             tool_rows.extend({"turn": t, "index": i, **r.record()} for i, r in enumerate(mturn.tool_results))
             context_rows.append({"turn": t, "recalled": mturn.recalled, **mturn.context.to_dict()})
@@ -216,13 +248,14 @@ def run_issue(
             if t + 1 >= settings.max_turns:
                 break  # no user reply after the last allowed maintainer response
             with ledger.tags(turn=t, role="user"):
-                reply = user.reply(chat)
+                reply, user_retries = _user_reply(user, chat, settings, issue, t + 1)
             final_status = reply.status
             conversation.append({"turn": t + 1, "role": "user", "content": reply.text, "status": reply.status,
-                                 "reason": reply.reason, "status_found": reply.status_found, "raw": reply.raw})
+                                 "reason": reply.reason, "status_found": reply.status_found, "raw": reply.raw,
+                                 **({"retries": user_retries} if user_retries else {})})
             if reply.status == FULLY_SATISFIED:
                 break
-            query = reply.text or "(The user replied without a message.)"
+            query = reply.text
             chat.append({"role": "user", "content": query})
 
         docker_result = None
@@ -268,6 +301,10 @@ def run_issue(
         "tool_calls": len(tool_rows),
         "tool_refusals": sum(1 for r in tool_rows if r["refused"]),
         "forced_finals": sum(1 for c in conversation if c.get("forced_final")),
+        "repeated_tool_calls": sum(int(c.get("repeated_tool_calls") or 0) for c in conversation),
+        "window_trims": sum(int(c.get("window_trims") or 0) for c in conversation),
+        "final_tool_call_answers": sum(1 for c in conversation if c.get("final_is_tool_call")),
+        "user_retries": sum(int(c.get("retries") or 0) for c in conversation if c["role"] == "user"),
         "turn_stats": turn_stats,
         "docker": docker_result,
         "wall_seconds": round(time.perf_counter() - started, 3),

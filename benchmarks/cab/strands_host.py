@@ -13,7 +13,13 @@ own native context handling and no external memory. This module provides that ho
   twice). A context-length error becomes Strands' ``ContextWindowOverflowException``, which is what
   lets its conversation manager reduce the history (the native context handling).
 * :func:`repo_tools` — our read-only repository tools (:class:`benchmarks.cab.tools.RepoTools`)
-  registered as Strands tools with the same schemas.
+  registered as Strands tools with the same schemas, executed through
+  :class:`benchmarks.cab.agents.ResponseTools` (clipping, calls per step, repeated calls) and one
+  at a time (``SequentialToolExecutor``: the order of results is the order of the calls).
+* The rules the built-in maintainer follows hold here too, for every method (the module docstring
+  of :mod:`benchmarks.cab.agents`): each request is fitted to the window before it is sent, the same
+  tool-step and calls-per-step caps, repeated calls answered from the cache, a tool call given as
+  the answer re-asked once.
 * :class:`StrandsMaintainer` — the maintainer with the interface of ``MaintainerAgent``. With a
   method that keeps no memory of its own (``host_managed_history = True``, i.e. Native Strands) one
   Strands ``Agent`` lives for the whole issue with its default conversation manager
@@ -29,8 +35,9 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterable
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.cab.agents import MaintainerTurn, parse_json_tool_call
-from benchmarks.cab.tools import TOOL_SCHEMAS, RepoTools, ToolResult
+from benchmarks.cab.agents import (MaintainerTurn, ResponseTools, fit_maintainer_request, looks_like_tool_call,
+                                   parse_json_tool_call, render_prompt)
+from benchmarks.cab.tools import TOOL_SCHEMAS, RepoTools
 from reconmem.platform.context import Context, ContextManager, Turn, build_messages
 
 if TYPE_CHECKING:
@@ -141,7 +148,7 @@ def _make_model_class() -> type:
         """Strands model provider over :class:`reconmem.platform.llm.LLMClient` (see module doc)."""
 
         def __init__(self, llm: "LLMClient", *, max_tokens: int | None = None, function_calling: bool | None = None,
-                     max_tool_steps: int = 8) -> None:
+                     max_tool_steps: int = 8, tools: ResponseTools | None = None) -> None:
             self.llm = llm
             self.config: dict[str, Any] = {
                 "model_id": llm.spec.model, "max_tokens": max_tokens,
@@ -149,14 +156,21 @@ def _make_model_class() -> type:
             self.function_calling = bool(llm.spec.supports_function_calling if function_calling is None
                                          else function_calling)
             self.max_tool_steps = int(max_tool_steps)
-            self.calls_this_turn = 0
+            self.tools = tools
             self.protocol_errors = 0
-            self.forced_final = False
+            self.positions: dict[str, int] = {}  # toolUseId -> its place in its round (calls-per-step cap)
+            self.new_turn()
 
-        def new_turn(self) -> None:
-            """Reset the per-response counters (purpose tags and the tool-step cap are per response)."""
+        def new_turn(self, query: str | None = None) -> None:
+            """Reset the per-response state (purpose tags, the tool-step cap, trims, re-asks)."""
+            self.query = query
             self.calls_this_turn = 0
+            self.tool_rounds = 0
             self.forced_final = False
+            self.reasked = False
+            self.final_is_tool_call = False
+            self.fits: list[dict[str, Any]] = []
+            self.positions.clear()
 
         def update_config(self, **model_config: Any) -> None:
             self.config.update(model_config)
@@ -169,40 +183,57 @@ def _make_model_class() -> type:
             raise NotImplementedError("the CAB maintainer does not use structured output")
             yield {}  # pragma: no cover
 
+        def _start(self, messages: list[dict[str, Any]], system_prompt: str | None) -> int | None:
+            """Index (in the chat messages) of the user message this response answers."""
+            for i in range(len(messages) - 1, -1, -1):
+                m = messages[i]
+                if (m["role"] == "user" and not any("toolResult" in b for b in m["content"])
+                        and any(b.get("text") == self.query for b in m["content"])):
+                    return len(to_chat_messages(messages[:i], system_prompt, function_calling=self.function_calling))
+            return None
+
+        def _chat(self, chat: list[dict[str, Any]], start: int | None, **kw: Any) -> Any:
+            """One request through the window guard (the guard of every method on both hosts)."""
+            fitted, meta = fit_maintainer_request(self.llm, chat, start=start, max_tokens=self.config.get("max_tokens"))
+            if meta["tokens_after"] != meta["tokens_before"]:
+                self.fits.append({"call": self.calls_this_turn, **meta})
+            resp = self.llm.chat(fitted, max_tokens=self.config.get("max_tokens"), **kw)
+            self.calls_this_turn += 1
+            return resp
+
         async def stream(self, messages: Any, tool_specs: list[dict[str, Any]] | None = None,
                          system_prompt: str | None = None, **kwargs: Any) -> AsyncIterable[dict[str, Any]]:
             from reconmem.platform.llm import ContextLengthExceeded
 
             purpose = "turn_generation" if self.calls_this_turn == 0 else "maintainer_tool_step"
-            with_tools = bool(tool_specs) and self.calls_this_turn < self.max_tool_steps
+            with_tools = bool(tool_specs) and self.tool_rounds < self.max_tool_steps
             if tool_specs and not with_tools:
                 self.forced_final = True
-            chat = to_chat_messages(list(messages), system_prompt, function_calling=self.function_calling)
+            history = list(messages)
+            chat = to_chat_messages(history, system_prompt, function_calling=self.function_calling)
+            start = self._start(history, system_prompt)
             if self.forced_final:
                 chat.append({"role": "user", "content": "The tool budget of this response is used up. "
                                                         "Answer the question now, in plain text, without tools."})
-            kw: dict[str, Any] = {"purpose": purpose, "max_tokens": self.config.get("max_tokens")}
+            kw: dict[str, Any] = {"purpose": purpose}
             if with_tools and self.function_calling:
                 kw["tools"] = TOOL_SCHEMAS
             try:
-                resp = self.llm.chat(chat, **kw)
+                resp = self._chat(chat, start, **kw)
+                uses = self._uses(resp, with_tools)
+                text = resp.text or ""
+                if not uses and looks_like_tool_call(text):  # the answer is a tool call: re-ask once, no tools
+                    self.reasked = True
+                    retry = chat + [{"role": "assistant", "content": text},
+                                    {"role": "user", "content": render_prompt("maintainer_final_retry.txt")}]
+                    resp = self._chat(retry, start, purpose="maintainer_tool_step")
+                    text = resp.text or ""
+                    self.final_is_tool_call = looks_like_tool_call(text)
             except ContextLengthExceeded as exc:
                 raise ContextWindowOverflowException(str(exc)) from exc
-            self.calls_this_turn += 1
+            if uses:
+                self.tool_rounds += 1
             yield {"messageStart": {"role": "assistant"}}
-            uses: list[tuple[str, str, dict[str, Any]]] = []
-            text = resp.text or ""
-            if with_tools and self.function_calling:
-                for i, c in enumerate(resp.tool_calls or []):
-                    args = c.get("arguments")
-                    uses.append((str(c.get("id") or f"call_{i}"), str(c.get("name")), args if isinstance(args, dict) else {}))
-            elif with_tools:
-                parsed = parse_json_tool_call(text)
-                if isinstance(parsed, tuple):
-                    uses.append((f"json_{uuid.uuid4().hex[:8]}", parsed[0], parsed[1]))
-                elif isinstance(parsed, str):
-                    self.protocol_errors += 1
-                    uses.append((f"json_{uuid.uuid4().hex[:8]}", PROTOCOL_ERROR_TOOL, {"message": parsed}))
             if text:  # the answer, or (JSON protocol) the call's text, kept for the next request
                 yield {"contentBlockStart": {"start": {}}}
                 yield {"contentBlockDelta": {"delta": {"text": text}}}
@@ -216,6 +247,24 @@ def _make_model_class() -> type:
             yield {"metadata": {"usage": {"inputTokens": int(usage.input_tokens), "outputTokens": int(usage.output_tokens),
                                           "totalTokens": int(usage.input_tokens) + int(usage.output_tokens)},
                                 "metrics": {"latencyMs": 0}}}
+
+        def _uses(self, resp: Any, with_tools: bool) -> list[tuple[str, str, dict[str, Any]]]:
+            """The reply's tool calls as (toolUseId, name, input); their places in the round are noted."""
+            uses: list[tuple[str, str, dict[str, Any]]] = []
+            if with_tools and self.function_calling:
+                for i, c in enumerate(resp.tool_calls or []):
+                    args = c.get("arguments")
+                    uses.append((str(c.get("id") or f"call_{i}"), str(c.get("name")), args if isinstance(args, dict) else {}))
+            elif with_tools:
+                parsed = parse_json_tool_call(resp.text or "")
+                if isinstance(parsed, tuple):
+                    uses.append((f"json_{uuid.uuid4().hex[:8]}", parsed[0], parsed[1]))
+                elif isinstance(parsed, str):
+                    self.protocol_errors += 1
+                    uses.append((f"json_{uuid.uuid4().hex[:8]}", PROTOCOL_ERROR_TOOL, {"message": parsed}))
+            for n, (use_id, _, _) in enumerate(uses):
+                self.positions[use_id] = n
+            return uses
 
     return _ClientModel
 
@@ -234,19 +283,20 @@ def ClientModel(llm: "LLMClient", **kw: Any) -> Any:  # noqa: N802 - a class fac
 # --------------------------------------------------------------------------- tools
 
 
-def repo_tools(tools: RepoTools, results: list[ToolResult], *, max_result_chars: int = 12_000) -> list[Any]:
-    """Our read-only repository tools as Strands tools; every execution is appended to ``results``."""
+def repo_tools(tools: ResponseTools, positions: dict[str, int] | None = None) -> list[Any]:
+    """Our read-only repository tools as Strands tools, executed through ``tools`` (the rules of
+    :class:`benchmarks.cab.agents.ResponseTools`); ``positions`` maps a toolUseId to its place in its round."""
     _require_strands()
     from strands.tools.tools import PythonAgentTool
 
+    positions = positions if positions is not None else {}
+
     def make(name: str, spec: dict[str, Any]) -> Any:
         def run(tool_use: dict[str, Any], **_: Any) -> dict[str, Any]:
-            result = tools.execute(name, tool_use.get("input") or {})
-            results.append(result)
-            text = result.text
-            if len(text) > max_result_chars:
-                text = text[:max_result_chars] + "\n[tool output clipped]"
-            return {"toolUseId": tool_use["toolUseId"], "status": "success" if result.ok else "error",
+            before = len(tools.results)
+            text, ran = tools.execute(name, tool_use.get("input") or {}, position=positions.get(tool_use["toolUseId"], 0))
+            ok = tools.results[before].ok if ran and len(tools.results) > before else not text.startswith("ERROR:")
+            return {"toolUseId": tool_use["toolUseId"], "status": "success" if ok else "error",
                     "content": [{"text": text}]}
 
         run.__name__ = name
@@ -274,30 +324,31 @@ class StrandsMaintainer:
     """The CAB maintainer on a Strands ``Agent`` (same interface as ``MaintainerAgent``)."""
 
     def __init__(self, llm: "LLMClient", manager: ContextManager, tools: RepoTools, *, max_tool_steps: int = 8,
-                 max_tokens: int | None = None, function_calling: bool | None = None,
+                 max_tokens: int | None = None, function_calling: bool | None = None, max_calls_per_step: int = 4,
                  max_tool_result_chars: int = 12_000, window_size: int = 40) -> None:
         _require_strands()
         self.llm = llm
         self.manager = manager
         self.tools = tools
         self.native = bool(getattr(manager, "host_managed_history", False))
+        self.response_tools = ResponseTools(tools, max_calls_per_step=max_calls_per_step,
+                                            max_result_chars=max_tool_result_chars)
         self.model = ClientModel(llm, max_tokens=max_tokens, function_calling=function_calling,
-                                 max_tool_steps=max_tool_steps)
+                                 max_tool_steps=max_tool_steps, tools=self.response_tools)
         self.function_calling = self.model.function_calling
         self.window_size = int(window_size)
         self.max_tool_result_chars = int(max_tool_result_chars)
-        self._results: list[ToolResult] = []
         self._agent: Any = None
 
     def _new_agent(self, system_prompt: str, history: list[dict[str, Any]], *, native: bool) -> Any:
         from strands import Agent
         from strands.agent.conversation_manager import NullConversationManager, SlidingWindowConversationManager
+        from strands.tools.executors import SequentialToolExecutor
 
         manager = SlidingWindowConversationManager(window_size=self.window_size) if native else NullConversationManager()
-        return Agent(model=self.model, messages=history, tools=repo_tools(self.tools, self._results,
-                                                                           max_result_chars=self.max_tool_result_chars),
+        return Agent(model=self.model, messages=history, tools=repo_tools(self.response_tools, self.model.positions),
                      system_prompt=system_prompt, callback_handler=None, conversation_manager=manager,
-                     retry_strategy=None, record_direct_tool_call=False)
+                     retry_strategy=None, record_direct_tool_call=False, tool_executor=SequentialToolExecutor())
 
     # ---- public (the interface of MaintainerAgent)
 
@@ -338,19 +389,26 @@ class StrandsMaintainer:
 
         from reconmem.platform.llm import ContextLengthExceeded
 
-        self.model.new_turn()
+        self.model.new_turn(query)
         errors_before = self.model.protocol_errors
-        self._results.clear()
+        self.response_tools.new_response()
         try:
             result = agent(query)
         except ContextWindowOverflowException as exc:
             raise ContextLengthExceeded(f"strands host: {exc}") from exc
         turn = MaintainerTurn(text=str(result).strip(), context=ctx)
-        turn.tool_results = list(self._results)
+        turn.tool_results = list(self.response_tools.results)
         turn.llm_calls = self.model.calls_this_turn
-        turn.tool_steps = max(0, turn.llm_calls - 1)
+        turn.tool_steps = self.model.tool_rounds
         turn.forced_final = self.model.forced_final
         turn.protocol_errors = self.model.protocol_errors - errors_before
+        turn.repeated_calls = self.response_tools.repeated
+        turn.over_cap_calls = self.response_tools.over_cap
+        turn.reasked = self.model.reasked
+        turn.final_is_tool_call = self.model.final_is_tool_call
+        turn.window_trims = len(self.model.fits)
+        if self.model.fits:
+            ctx.meta["window_guard"] = list(self.model.fits)
         if turn.forced_final:
             ctx.meta["forced_final"] = "steps"
         if self.native:

@@ -125,8 +125,9 @@ def test_scripted_loop_json_fallback(fixture_issue, tmp_path):
 
 
 def test_tool_step_cap_forces_an_answer(fixture_issue, tmp_path):
-    loop_call = {"tool_calls": [{"id": "x", "name": "list_dir", "arguments": {}}]}
-    maint = [loop_call, loop_call, loop_call, "Final answer from notes."]
+    def loop_call(path):
+        return {"tool_calls": [{"id": "x", "name": "list_dir", "arguments": {"path": path}}]}
+    maint = [loop_call("."), loop_call("tinykv"), "Final answer from notes."]
     result, out, m_llm, *_ = _run(fixture_issue, tmp_path, maint, [USER_FULL], [GOOD_JUDGMENT],
                                   settings=CabSettings(repo_index=False, max_tool_steps=2))
     assert result["forced_finals"] == 1 and result["tool_calls"] == 2

@@ -93,10 +93,12 @@ def test_json_protocol_backbone_on_the_strands_host(fixture_issue):
 
 
 def test_tool_step_cap_forces_a_plain_answer(fixture_issue):
-    loop_call = {"tool_calls": [{"id": "x", "name": "list_dir", "arguments": {}}]}
-    m, llm, _ = _maintainer(fixture_issue, [loop_call, loop_call, "Final."], NativeStrands(), max_tool_steps=2)
+    def loop_call(i, path):
+        return {"tool_calls": [{"id": f"x{i}", "name": "list_dir", "arguments": {"path": path}}]}
+    m, llm, _ = _maintainer(fixture_issue, [loop_call(1, "."), loop_call(2, "tinykv"), "Final."], NativeStrands(),
+                            max_tool_steps=2)
     turn = m.respond("Explore.", first_turn=True)
-    assert turn.text == "Final." and turn.forced_final and len(turn.tool_results) == 2
+    assert turn.text == "Final." and turn.forced_final and len(turn.tool_results) == 2 and turn.tool_steps == 2
     assert llm.calls[-1]["params"]["tools"] is None
 
 
