@@ -48,7 +48,7 @@ class NoMemory(BracketMethod):
         def sections(kept: list[ContextItem]) -> list[str]:
             kept_said = [i for i in kept if i.kind == STATEMENT]
             block = render("oracle_statements", statements="\n\n".join(i.text for i in kept_said)) if kept_said else ""
-            return [block, render_code_block(kept)]
+            return [render_code_block(kept), block]  # the floor's prompt is a prefix: a prompt cache reuses it
 
         # the guard drops code (lowest-ranked first) before any statement
         fitted = fit_prompt(session, sections=sections, items=[*said, *code], query=query,
