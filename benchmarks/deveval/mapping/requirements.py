@@ -40,6 +40,10 @@ MODULE_DISTS = {
     "Cryptodome": "pycryptodomex", "gi": None, "requests_mock": "requests-mock", "httpretty": "httpretty",
     "moto": "moto", "boto": "boto", "botocore": "botocore", "boto3": "boto3", "pymongo": "pymongo",
     "bson": "pymongo", "dns": "dnspython", "MySQLdb": "mysqlclient", "psycopg2": "psycopg2-binary",
+    "_pytest": None, "pytest": None, "guardian": "django-guardian", "rest_framework": "djangorestframework",
+    "django_filters": "django-filter", "oauth2_provider": "django-oauth-toolkit", "github": "PyGithub",
+    "telegram": "python-telegram-bot", "discord": "discord.py", "Bio": "biopython", "skimage": "scikit-image",
+    "mpl_toolkits": None,
 }
 # A fixture or a pytest option that is missing in a log, and the plugin that provides it.
 PLUGIN_HINTS = [
@@ -306,8 +310,8 @@ def third_party(mods: set[str], local: set[str], declared: list[str]) -> list[st
     have = {_name(s) for s in declared}
     out = []
     for m in sorted(mods - local - set(sys.stdlib_module_names) - {"__future__", "conftest"}):
-        dist = MODULE_DISTS.get(m, m)
-        if dist and _name(dist) not in have:
+        dist = MODULE_DISTS.get(m, None if m.startswith("_") else m)
+        if dist and _clean([dist]) and _name(dist) not in have:
             out.append(dist)
             have.add(_name(dist))
     return out
