@@ -31,6 +31,7 @@ from pathlib import Path
 from benchmarks.deveval.evaluate import NEEDS_NETWORK_FIELD, needs_network, oracle_task
 from benchmarks.deveval.providers import SnapshotError, archive_snapshot, get_snapshot
 from benchmarks.deveval.tasks import TaskDataError, env_spec_for, load_manifest, load_tasks
+from benchmarks.records import append_jsonl, read_jsonl
 from benchmarks.sandbox import build_executor
 
 
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--archive-sha256", default=None, help="the archive's sha256 (checked after download)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test run")
     ap.add_argument("--memory-mb", type=int, default=5120)
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the tasks already finished in <out>.partial.jsonl (same executor and source)")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--deveval-way", action="store_true",
                     help="throughput baseline: DevEval's way (one `python -m pytest <id>` process per test id, "
@@ -109,6 +112,17 @@ def main(argv: list[str] | None = None) -> int:
     for ns in sorted(excluded_network):
         print(f"EXCLUDED under docker: {ns} (manifest field {NEEDS_NETWORK_FIELD})", flush=True)
 
+    # Every finished task is appended to the partial file, so a stopped run resumes (--resume).
+    partial = args.out.with_name(args.out.name + ".partial.jsonl")
+    source = "deveval_archive" if args.archive else "pypi"
+    finished = _finished(partial, args.executor, source) if args.resume else {}
+    if not args.resume:
+        partial.unlink(missing_ok=True)
+    resumed = [finished[t.namespace] for _, t, _ in jobs if t.namespace in finished]
+    jobs = [j for j in jobs if j[1].namespace not in finished]
+    if resumed:
+        print(f"resumed: {len(resumed)} task(s) from {partial}", flush=True)
+
     # Snapshots and environments first (one per project, in parallel; each is cached on disk).
     entries = {e.project_path: e for e, _, _ in jobs}
     prepared, setup_errors = {}, {}
@@ -132,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"setup failed for {futs[fut]}: {exc}", file=sys.stderr, flush=True)
     setup_seconds = time.monotonic() - t0
 
-    results, lock, done = [], threading.Lock(), [0]
+    results, lock, done = list(resumed), threading.Lock(), [0]
 
     def one(entry, task, loc):
         if entry.project_path in setup_errors:
@@ -143,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         res["manifest_usable"] = loc.usable
         res["agrees"] = res["usable"] == loc.usable
         with lock:
+            append_jsonl(partial, {**res, "executor": args.executor, "source": source})
             done[0] += 1
             if not args.quiet:
                 ref = res["ref"]["outcome"] if res.get("ref") else "-"
@@ -200,6 +215,16 @@ def main(argv: list[str] | None = None) -> int:
           f"{f', {len(excluded_network)} not run: {NEEDS_NETWORK_FIELD}' if excluded_network else ''})")
     print(f"oracle: {ref_pass}/{n} reference pass, {blank_fail}/{n} blank fail, {seconds:.0f} s", flush=True)
     return 0 if not setup_errors else 1
+
+
+def _finished(partial: Path, executor: str, source: str) -> dict[str, dict]:
+    """Results of an earlier run of the same executor and source, by namespace (later lines win)."""
+    out = {}
+    if partial.exists():
+        for row in read_jsonl(partial, strict=False):
+            if row.get("executor") == executor and row.get("source") == source:
+                out[row["namespace"]] = {k: v for k, v in row.items() if k not in ("executor", "source")}
+    return out
 
 
 def deveval_way(args) -> int:

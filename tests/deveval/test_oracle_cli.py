@@ -21,6 +21,13 @@ def test_oracle_cli_reports_and_prints_the_final_line(tmp_path, deveval_data, ca
     assert report["n"] == 2 and report["agreement"] == 1.0 and report["excluded"] == []
     assert {r["ref"]["outcome"] for r in report["results"]} == {"pass"}
 
+    capsys.readouterr()          # a resumed run keeps the finished tasks and runs only the rest
+    rc = deveval_oracle.main(["--projects", "boltons", "--limit", "3", "--workers", "2", "--quiet", "--resume",
+                              "--data", str(deveval_data), "--out", str(out)])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert rc == 0 and f"resumed: 2 task(s) from {out}.partial.jsonl" in lines
+    assert re.fullmatch(r"oracle: 3/3 reference pass, 3/3 blank fail, \d+ s", lines[-1]), lines[-1]
+
 
 def test_unknown_project_is_a_clear_error(deveval_data):
     from benchmarks.deveval.tasks import TaskDataError
