@@ -246,6 +246,8 @@ def forwarded_overrides(task_overrides: Sequence[str]) -> tuple[list[str], list[
     common, method_only = [], []
     for o in task_overrides:
         bare = o.lstrip("+~")
+        if bare.startswith(("run.repeat=", "run.repeat_index=")) and bare.split("=", 1)[1] not in ("1", "null"):
+            raise CalibrationError(f"{bare}: calibrate_cr measures one run per point; run.repeat is not supported here")
         if bare.startswith(own):
             continue
         if bare.startswith("method."):
@@ -403,7 +405,8 @@ def calibrate(cfg: DictConfig, task_overrides: Sequence[str]) -> dict[str, Any]:
         return record
     body = {"manager": dict(best.budgets), "calibration": record}
     header = ("# Written by `python -m scripts.calibrate_cr` - do not edit by hand; re-run it instead.\n"
-              f"# CR-matched budgets of {method} on {cfg.backbone.name} (paper §4.3); applied by calibration=cr_matched.\n")
+              f"# {'CR-matched' if result.within_tolerance else 'Calibrated, OUT of tolerance (accepted):'} budgets of "
+              f"{method} on {cfg.backbone.name} (paper §4.3); applied by calibration=cr_matched.\n")
     atomic_write_text(out, header + OmegaConf.to_yaml(OmegaConf.create(body)))
     if not result.within_tolerance:
         log.warning("no evaluated budgets reach the tolerance; wrote the closest (within_tolerance: false, accepted "

@@ -82,6 +82,10 @@ def test_method_overrides_only_reach_the_ablation_and_searched_budgets_never():
         "method.manager.grounding_threshold=0.4", "run.results_dir=x", "cache.dir=/c", "calibration=cr_matched"])
     assert common == ["backbone=qwen3_235b", "cache.dir=/c"]
     assert method_only == ["method.manager.grounding_threshold=0.4"]
+    from scripts.calibrate_cr import CalibrationError
+
+    with pytest.raises(CalibrationError, match="run.repeat=3"):
+        forwarded_overrides(["run.repeat=3"])
 
 
 def test_calibration_cr_matched_applies_the_written_budgets(tmp_path):
