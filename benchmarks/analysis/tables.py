@@ -366,7 +366,7 @@ def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METH
         columns = [("Model", "")]
         for m in methods:
             columns += [(labels.method_label(m), "Tok."), (labels.method_label(m), "Cost")]
-        columns += [("Samples", "n"), ("Errored", "n")]
+        columns += [("Samples", "n"), ("Errored / missing", "n")]
         display = []
         per: dict[tuple[str, str], tuple[float, float]] = {}
         for bb in backbones:
@@ -402,8 +402,8 @@ def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METH
                                        "cost_usd_per_conversation", "n_samples", "n_errored"])
     notes = ["Mean input + output tokens (Tok.) and cost of response-generation and context-management calls per "
              "conversation (mock user and judge excluded), over the samples that every compared method of the row "
-             "finished ok (Samples); Errored = scored samples of the row that errored (their tokens are partial, so "
-             "they are left out of token means). Average = mean across the backbones, shown only when all are present."]
+             "finished ok (Samples); Errored / missing = scored samples of the row that errored or never finished "
+             "(their tokens are partial or absent, so they are left out of token means). Average = mean across the backbones, shown only when all are present."]
     cost = _cost_note(ok)
     if cost:
         notes.append(cost)
