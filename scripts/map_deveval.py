@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     def publish() -> dict:
         states = report.load_states(state_dir)
         rows = report.rows(states, dict(counts), shipped)
-        summ = report.summary(rows)
+        summ = {**report.summary(rows), **report.build_stats(states)}
         atomic_write_json(args.out / "report.json", {"summary": summ, "rows": rows})
         (args.out / "report.md").write_text(report.markdown(rows, summ))
         atomic_write_text(args.manifest_out, json.dumps(report.assemble_manifest(base, states), indent=1))

@@ -30,6 +30,15 @@ def rows(states: dict[str, dict], all_counts: dict[str, int], shipped: dict[str,
     return out
 
 
+def build_stats(states: dict[str, dict]) -> dict:
+    """Environment builds of the mapping run: how many, and their median / total seconds."""
+    secs = [r["build_seconds"] for st in states.values()
+            for r in (st.get("requirements") or {}).get("rounds", []) if r.get("build_seconds") is not None]
+    secs.sort()
+    return {"environments_built": len(secs), "build_seconds_median": secs[len(secs) // 2] if secs else None,
+            "build_seconds_total": round(sum(secs), 1)}
+
+
 def summary(report_rows: list[dict]) -> dict:
     mapped = [r for r in report_rows if r["status"] == "mapped"]
     reasons = Counter(r["reason"] for r in report_rows if r["status"] == "not_mapped")
