@@ -7,7 +7,9 @@ reference solution to the model and Pass@1 would measure retrieval, not context 
 runner indexes a COPY of the snapshot in which each target's body (after its docstring) is
 replaced by ``raise NotImplementedError`` -- the same blanking DevEval's oracle uses. Signatures
 and docstrings stay, as they would in a real repository where the function is still to be
-written. Tests are judged on the pristine snapshot by the Pass@1 layer, not on this copy.
+written, unless ``strip_docstrings`` is set (a sample's ``target_docstrings: remove``): then the
+target's docstring goes too and the requirement reaches a method only through the conversation.
+Tests are judged on the pristine snapshot by the Pass@1 layer, not on this copy.
 
 Blanked copies are cached under ``<cache>/locoeval/blanked/<key>`` (key = snapshot path + target
 namespaces), built atomically, and never modified afterwards.
@@ -100,14 +102,23 @@ def _walk_defs(stmts: list[ast.stmt]) -> Iterable[ast.stmt]:
                 yield from _walk_defs(h.body)
 
 
-def body_span(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int, int]:
-    """(first body line after the docstring, last line, indent column) -- 1-based inclusive."""
+def body_span(func: ast.FunctionDef | ast.AsyncFunctionDef, *, with_docstring: bool = False,
+              lines: Sequence[str] = ()) -> tuple[int, int, int]:
+    """(first body line after the docstring, last line, indent column) -- 1-based inclusive.
+
+    With ``with_docstring`` the span starts at the docstring (or the first statement), extended up
+    over the comment lines between it and the signature (``lines``: the file's lines).
+    """
     body = func.body
     first = body[0]
     has_doc = isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) \
         and isinstance(first.value.value, str)
     indent = first.col_offset
-    if has_doc and len(body) > 1:
+    if with_docstring:
+        start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", []))])
+        while start - 1 > func.lineno and start - 2 < len(lines) and lines[start - 2].lstrip().startswith("#"):
+            start -= 1
+    elif has_doc and len(body) > 1:
         start = body[1].lineno
         start = min([start, *(d.lineno for d in getattr(body[1], "decorator_list", []))])
     elif has_doc:
@@ -117,8 +128,10 @@ def body_span(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int, i
     return start, func.end_lineno or start, indent  # type: ignore[return-value]
 
 
-def blank_source(source: str, qualnames: list[list[str]], *, filename: str = "<file>") -> str:
-    """``source`` with each function's body replaced by ``raise NotImplementedError``."""
+def blank_source(source: str, qualnames: list[list[str]], *, filename: str = "<file>",
+                 strip_docstrings: bool = False) -> str:
+    """``source`` with each function's body (and, with ``strip_docstrings``, its docstring) replaced
+    by ``raise NotImplementedError``."""
     tree = ast.parse(source, filename=filename)
     lines = source.splitlines(keepends=True)
     spans = []
@@ -126,7 +139,7 @@ def blank_source(source: str, qualnames: list[list[str]], *, filename: str = "<f
         func = find_function(tree, qual)
         if func is None:
             raise BlankingError(f"{filename}: no function {'.'.join(qual)} to blank")
-        spans.append(body_span(func))
+        spans.append(body_span(func, with_docstring=strip_docstrings, lines=lines))
     for start, end, indent in sorted(spans, reverse=True):
         if start > end:  # docstring-only body: add the raise after it
             lines[end:end] = [" " * indent + BLANK_STATEMENT + "\n"]
@@ -138,22 +151,25 @@ def blank_source(source: str, qualnames: list[list[str]], *, filename: str = "<f
 
 
 def blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path, project_path: str = "",
-                 hidden_files: Sequence[str] = ()) -> Path:
+                 hidden_files: Sequence[str] = (), strip_docstrings: bool = False) -> Path:
     """A cached copy of ``root`` with ``targets`` ``[(namespace, completion_path)]`` blanked.
 
     ``hidden_files`` (paths like ``completion_path``) are removed from the copy, e.g. the test files
     that judge the targets, so repository retrieval cannot show them to a method.
+    ``strip_docstrings`` removes the targets' docstrings as well.
     """
     with _BUILD_LOCK:
         return _blanked_copy(root, targets, cache_dir=cache_dir, project_path=project_path,
-                             hidden_files=sorted(set(hidden_files)))
+                             hidden_files=sorted(set(hidden_files)), strip_docstrings=strip_docstrings)
 
 
 def _blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path, project_path: str,
-                  hidden_files: list[str]) -> Path:
+                  hidden_files: list[str], strip_docstrings: bool) -> Path:
     key_fields: dict[str, Any] = {"root": str(root.resolve()), "targets": sorted(targets), "v": 1}
     if hidden_files:
         key_fields["hidden"] = hidden_files
+    if strip_docstrings:
+        key_fields["docstrings"] = "removed"
     key_src = json.dumps(key_fields, sort_keys=True)
     key = hashlib.sha256(key_src.encode()).hexdigest()[:16]
     dest = cache_dir / "locoeval" / "blanked" / f"{root.name}-{key}"
@@ -176,12 +192,14 @@ def _blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path
                 log.warning("locoeval: file to hide %r is not in %s", rel_hidden, root)
         for f, items in by_file.items():
             try:
-                new = blank_source(f.read_text(encoding="utf-8"), [q for _, q in items], filename=str(f))
+                new = blank_source(f.read_text(encoding="utf-8"), [q for _, q in items], filename=str(f),
+                                   strip_docstrings=strip_docstrings)
             except BlankingError as exc:
                 raise BlankingError(f"{exc} (namespaces {[n for n, _ in items]})") from exc
             f.write_text(new, encoding="utf-8")
         (work / ".locoeval_blanked.json").write_text(json.dumps({"root": str(root), "targets": targets,
-                                                                 "hidden_files": hidden_files}, indent=1))
+                                                                 "hidden_files": hidden_files,
+                                                                 "strip_docstrings": strip_docstrings}, indent=1))
         try:
             os.replace(work, dest)
         except OSError:

@@ -96,6 +96,7 @@ class Sample:
     tasks: tuple[Task, ...]
     meta: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    target_docstrings: str = "keep"  # "remove": the indexed snapshot loses the targets' docstrings too
 
     def requirement(self, req_id: str) -> Requirement:
         for req in self.requirements:
@@ -236,4 +237,5 @@ def parse_sample(obj: dict[str, Any], *, where: str = "") -> Sample:
     )
     tasks = tuple(Task(req_id=t["req_id"], query=t["query"], kind=t["kind"]) for t in obj["tasks"])
     return Sample(id=obj["id"], subset=obj["subset"], project_path=obj["project_path"], repo=dict(obj["repo"]),
-                  requirements=reqs, outline=steps, tasks=tasks, meta=dict(obj.get("meta", {})), raw=obj)
+                  requirements=reqs, outline=steps, tasks=tasks, meta=dict(obj.get("meta", {})), raw=obj,
+                  target_docstrings=obj.get("target_docstrings", "keep"))

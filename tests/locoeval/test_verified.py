@@ -1,5 +1,6 @@
-"""The shipped verified LoCoEval-format set (benchmarks/locoeval/verified/): format, counts, no shared
-task, oracle-validated tasks only, scripted turns that state every item, and the validator.
+"""The first verified LoCoEval-format set (benchmarks/locoeval/verified/, ``benchmark=locoeval_verified``):
+format, counts, no shared task, oracle-validated tasks only, scripted turns that state every item, and
+the validator (its validity checks as figures only: this set predates them).
 
 Fast tests read only the shipped files (and the boltons sdist for the validator's broken-copy test);
 the full validation run (every task's tests, ~10 min) is marked slow.
@@ -36,7 +37,7 @@ def samples():
 
 @pytest.fixture(scope="module")
 def verification():
-    from scripts.validate_locoeval import load_verification
+    from benchmarks.locoeval.verified.validate import load_verification
 
     return load_verification(VERIFICATION)
 
@@ -77,7 +78,7 @@ def test_shipped_task_records_are_exactly_the_ones_used(samples):
 
 def test_every_item_stated_and_every_distractor_revised(samples, verification):
     """The validator's conversation checks (no test run, no snapshot)."""
-    from scripts.validate_locoeval import conversation_checks
+    from benchmarks.locoeval.verified.validate import conversation_checks
 
     for s in samples:
         for r in s.requirements:
@@ -130,7 +131,8 @@ def test_validator_reports_broken_items(boltons_root, samples, tmp_path):
             step["text"] = "Forget what I said earlier about that detail."
     (tmp_path / "s.jsonl").write_text(json.dumps(obj) + "\n")
     (tmp_path / "s.verification.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    proc = _validate("--samples", str(tmp_path / "s.jsonl"), "--deveval-data", str(TASKS), "--static-only")
+    proc = _validate("--samples", str(tmp_path / "s.jsonl"), "--deveval-data", str(TASKS), "--static-only",
+                     "--figures-only")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert any(f"grounding: {first}: lines" in ln and "outside the reference body" in ln for ln in lines), lines
@@ -141,8 +143,13 @@ def test_validator_reports_broken_items(boltons_root, samples, tmp_path):
     (tmp_path / "ok.verification.jsonl").write_text("".join(json.dumps(r) + "\n" for r in
                                                              [json.loads(x) for x in VERIFICATION.read_text().splitlines()
                                                               if json.loads(x)["sample_id"] == sample.id]))
-    proc = _validate("--samples", str(tmp_path / "ok.jsonl"), "--deveval-data", str(TASKS), "--static-only")
+    proc = _validate("--samples", str(tmp_path / "ok.jsonl"), "--deveval-data", str(TASKS), "--static-only",
+                     "--figures-only")
     assert proc.returncode == 0 and " 0 failing checks" in proc.stdout, proc.stdout + proc.stderr
+    # enforced, the same copy fails the validity checks the first set predates
+    proc = _validate("--samples", str(tmp_path / "ok.jsonl"), "--deveval-data", str(TASKS), "--static-only")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert any(f": {c}: " in proc.stdout for c in ("literal", "sibling", "edit", "compare-share")), proc.stdout
 
 
 def test_validator_missing_verification_file(tmp_path):
@@ -156,31 +163,6 @@ def test_validator_missing_verification_file(tmp_path):
 def test_shipped_set_passes_full_validation():
     """Every task: reference passes, blank fails, distractor and counterfactual bodies fail, the
     alternative body passes, grounding / stated / revised hold (runs every task's tests)."""
-    proc = _validate("--samples", str(SAMPLES), "--workers", "2", "--quiet", timeout=7200)
+    proc = _validate("--samples", str(SAMPLES), "--workers", "2", "--quiet", "--figures-only", timeout=7200)
     assert proc.returncode == 0, proc.stdout[-5000:]
     assert " 0 failing checks" in proc.stdout.splitlines()[-1]
-
-
-def test_generator_facts_and_alternative_body_on_clamp(boltons_root):
-    """The generator's mechanical extraction on boltons 23.1.1 clamp (no test run)."""
-    import ast as _ast
-
-    from benchmarks.deveval.tasks import load_manifest, load_tasks
-    from scripts.make_verified_locoeval import prepare_candidate, restructured
-
-    manifest = load_manifest()
-    entry = manifest.project("Utilities/boltons")
-    task = next(t for t in load_tasks(ROOT / "benchmarks/locoeval/demo/deveval_tasks.jsonl")
-                if t.namespace == "boltons.mathutils.clamp")
-    cand = prepare_candidate(entry, task, boltons_root)
-    by_kind = {f.kind: f for f in cand.facts}
-    raise_fact, cmp_fact = by_kind["raise"], by_kind["compare"]
-    assert raise_fact.facts == ["ValueError", "upper < lower"] and "TypeError" in raise_fact.distractor
-    assert cmp_fact.facts == ["upper < lower"] and "upper <= lower" in cmp_fact.distractor
-    lo, hi = cand.ref["body_start"], cand.ref["body_end"]
-    for f in cand.facts:  # grounded inside the body; the counterfactual changes exactly that fact
-        assert all(lo <= a <= b <= hi for a, b in f.lines)
-        assert f.counterfactual_body != cand.ref["body"] and _ast.parse(f.counterfactual_body)
-    assert "raise TypeError(" in raise_fact.counterfactual_body
-    assert restructured(cand.alt_transforms) and "else:" in cand.alt_body
-    assert _ast.dump(_ast.parse(cand.alt_body)) != _ast.dump(_ast.parse(__import__("textwrap").dedent(cand.ref["body"])))
