@@ -10,7 +10,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-full demo bench oracle lint clean docker-engine sandbox-deps docker-prune
+.PHONY: help setup test test-full demo bench oracle lint clean docker-engine sandbox-deps docker-prune browser
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -24,10 +24,10 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) ## Create .venv and install the package with dev extras (idempotent)
 
 test: setup ## Run the fast test suite (what CI runs)
-	@$(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest: no tests were collected (exit 5)"; exit 1; fi; exit $$rc
+	@RECONMEM_OFFLINE=1 $(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest: no tests were collected (exit 5)"; exit 1; fi; exit $$rc
 
 test-full: setup ## Run every test, including slow ones (real local model, full oracle)
-	$(PY) -m pytest -q -m "slow or not slow"
+	RECONMEM_OFFLINE=1 $(PY) -m pytest -q -m "slow or not slow"
 
 demo: setup ## Run ReConMem and Full on the shipped demo samples with the offline local model
 	$(PY) -m scripts.demo
@@ -47,6 +47,11 @@ docker-engine: ## Start a Docker engine if none answers (installs docker.io, deb
 
 sandbox-deps: ## Install the local sandbox's tools only (bubblewrap, debootstrap; root, Debian/Ubuntu)
 	@RECONMEM_DOCKER_TOOLS_ONLY=1 bash scripts/docker_engine.sh
+
+browser: ## Install headless Chromium and its driver for the inspect view test (Debian's chromium, chromium-driver; root)
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null \
+	  && echo "browser: installed Debian's chromium and chromium-driver"; fi
 
 docker-prune: setup ## Remove this project's Docker images and stopped containers (KEEP=env keeps environment images)
 	$(PY) -m scripts.docker_images prune $(if $(KEEP),--keep $(KEEP),)

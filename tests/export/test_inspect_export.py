@@ -25,16 +25,13 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runs" / "results"
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
+def demo(demo_results, tmp_path_factory):
     """The scripted demo's records, their export and the report built from the same records."""
-    import scripted_demo
-
     from benchmarks.analysis.report import build_report
 
     tmp = tmp_path_factory.mktemp("inspect_demo")
-    scripted_demo.run_demo(str(tmp / "results"))
-    written = export_runs([tmp / "results"], tmp / "logs", n_resamples=200)
-    report = build_report([tmp / "results"], tmp / "report", n_resamples=200, tsne=False, allow_scripted=True)
+    written = export_runs([demo_results], tmp / "logs", n_resamples=200)
+    report = build_report([demo_results], tmp / "report", n_resamples=200, tsne=False, allow_scripted=True)
     return {"root": tmp, "written": written, "report": report}
 
 
@@ -88,6 +85,8 @@ def test_demo_round_trip_equals_the_records(demo, capsys):
         assert [total.input_tokens, total.output_tokens] == theirs["tokens"]
         assert log.eval.task == "demo" and log.eval.solver == exported.run_dir.parent.name
         assert log.eval.model == "scripted/scripted_demo:reply" and "scripted" in log.eval.tags
+        embedder = log.eval.metadata["manifest"]["embedder"]  # embedder.device: auto, resolved and recorded
+        assert embedder["device_setting"] == "auto" and embedder["device"] in ("cpu", "cuda")
         lines.append(f"{log.eval.solver}: samples {len(mine['ids'])}, tasks {len(mine['tasks'])} "
                      f"({sum(mine['tasks'].values())} passed), tokens in/out {mine['tokens'][0]}/{mine['tokens'][1]}, "
                      f"cost ${mine['cost']:.6f} (records: {theirs['tokens'][0]}/{theirs['tokens'][1]}, "
