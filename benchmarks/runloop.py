@@ -453,6 +453,7 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
         "repeat": repeat_record(cfg),
         **provenance(bench.data_files(cfg)),
     }
+    manifest["backbone_settings"] = _backbone_settings(cfg, models)
     local = _local_runtimes(cfg, models)
     if local:
         manifest["local_models"] = local
@@ -472,6 +473,19 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
     records.atomic_write_text(run_path / records.CONFIG, config_text)
     records.atomic_write_json(run_path / records.MANIFEST, manifest)
     return manifest
+
+
+def _backbone_settings(cfg: Any, models: Mapping[str, Any]) -> dict[str, Any]:
+    """Role -> what of its backbone changes results beyond the model string (window, output cap,
+    token-count reserve, reasoning effort and cap, provider routing): ``BackboneSpec.settings_record``."""
+    from reconmem.platform.llm import BackboneSpec
+
+    out = {}
+    for role, key in (("backbone", "backbone"), ("user", "user_backbone"), ("judge", "judge_backbone")):
+        node = cfg.get(key)
+        if node is not None and models.get(role):
+            out[role] = BackboneSpec.from_config(node).settings_record()
+    return out
 
 
 def _local_runtimes(cfg: Any, models: Mapping[str, Any]) -> dict[str, Any]:

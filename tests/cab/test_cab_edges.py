@@ -134,3 +134,32 @@ def test_empty_user_message_is_retried_at_the_retry_temperature(fixture_issue, t
 def test_empty_user_message_twice_errors_the_issue(fixture_issue, tmp_path):
     with pytest.raises(EmptyUserTurn, match=r"turn 1: the user agent returned an empty message 2 time.*user_max_tokens"):
         _issue_run(fixture_issue, tmp_path, ["", "SATISFACTION_STATUS: NOT_SATISFIED"])
+
+
+def test_manifest_records_each_roles_backbone_settings(tmp_path, monkeypatch):
+    """The pinned OpenRouter provider (and the other result-changing settings) land in manifest.json."""
+    from pathlib import Path
+
+    from hydra import compose, initialize_config_dir
+    from omegaconf import open_dict
+
+    from benchmarks.cab.runner import run_benchmark
+    from cab_testkit import HERE
+
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[2] / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=[
+            "benchmark=cab", "method=full", "backbone=qwen3_235b", "backbone@user_backbone=gpt5_mini",
+            "backbone.model=scripted/cab_testkit:scripted_maintainer",
+            "user_backbone.model=scripted/cab_testkit:scripted_user",
+            "judge_backbone.model=scripted/cab_testkit:scripted_judge",
+            f"run.results_dir={tmp_path}", f"cache.dir={tmp_path / 'cache'}", "run.ids=[cab_fixture_1]",
+            f"benchmark.data={HERE / 'fixture_issues.jsonl'}", "run.run_id=m"])
+    with open_dict(cfg):
+        cfg.benchmark.local_repos = {"example/tinykv": str(FIXTURE_REPO)}
+    run_benchmark(cfg)
+    manifest = json.loads((tmp_path / "cab" / "qwen3_235b" / "full" / "m" / "manifest.json").read_text())
+    settings = manifest["backbone_settings"]
+    assert settings["backbone"]["provider"] == {"order": ["fireworks"], "allow_fallbacks": False}
+    assert settings["user"]["reasoning_effort"] == "medium" and settings["user"]["reasoning_max_tokens"] == 8192
+    assert set(settings) == {"backbone", "user", "judge"} and settings["backbone"]["context_window"] == 262144

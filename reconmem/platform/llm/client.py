@@ -324,7 +324,7 @@ class LLMClient:
                purpose: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """The request re-fitted (:func:`reconmem.platform.fit.fit_messages`) to the limit the provider's
         error reported, and the trim record; None when the error names no limit or trimming cannot help."""
-        from reconmem.platform.fit import fit_messages, window_budget
+        from reconmem.platform.trim import fit_messages, window_budget
 
         limit = exc.limit_tokens
         if not limit:
