@@ -372,7 +372,8 @@ def _culprit(stderr: str, specs: list[str]) -> str | None:
                 r"Because only [\w.<>=!, -]+ of ([\w.-]+) (?:is|are) available",
                 r"Because ([\w.-]+)[<>=!~ \d.*,]* depends on Python",
                 r"No solution found when resolving dependencies:\s*\n\s*╰─▶ Because ([\w.-]+)",
-                r"Failed to build `([\w.-]+)"):
+                r"Failed to build `([\w.-]+)",
+                r"[Bb]ecause ([\w.-]+)[<>=!~ \d.*,]* has no wheels with a matching platform tag"):
         for m in re.finditer(pat, stderr):
             n = _name(m.group(1))
             if n in names and n != "pytest":
