@@ -112,7 +112,8 @@ class Mem0R(Mem0):
         retrieved: list[ContextItem] = []
         if session.repo is not None and self.repo_k > 0:
             repo_query = "\n".join([query, *(m.text for m, _ in recalled)])
-            for path, score in session.repo.search(repo_query, session.embedder, k=self.repo_k + len(shown), kinds=("function",)):
+            for path, score in session.repo.search(repo_query, session.embedder, k=self.repo_k + len(shown), kinds=("function",),
+                                                  retriever=session.retriever):
                 if path in shown or any(path.startswith(p + "/") for p in full_shown):
                     continue
                 retrieved.append(code_item(session, path, source=REPO_WIDE, score=score))

@@ -1,7 +1,8 @@
 """The unified repository adaptation of the baselines (paper §3.4, LoCoEval protocol).
 
-For each user query, the ``k`` repository functions most similar to the query (embedding
-similarity, full code) are supplied as extra context. Full, Vanilla RAG, Mem0, MemGPT and LD-Agent
+For each user query, the ``k`` repository functions most similar to the query (full code; ranked by
+the session's code retriever: embedding similarity by default, or BM25 / hybrid) are supplied as
+extra context. Full, Vanilla RAG, Mem0, MemGPT and LD-Agent
 use it; Mem0^R has its own repository access and ReConMem its own recall.
 
 ``k`` is the method's own setting (``method.manager.repo_context_k``; the configs take it from
@@ -72,7 +73,7 @@ def repo_items(session: Session, query: str, k: int | None = None, *, exclude: I
     if session.repo is None or k <= 0 or not query.strip():
         return []
     skip = set(exclude)
-    hits = session.repo.search(query, session.embedder, k=k + len(skip), kinds=("function",))
+    hits = session.repo.search(query, session.embedder, k=k + len(skip), kinds=("function",), retriever=session.retriever)
     items = []
     for path, score in hits:
         if path in skip:

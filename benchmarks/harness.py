@@ -110,6 +110,42 @@ def embedder_settings(cfg: Any) -> dict[str, Any]:
     return {"model": DEFAULT_MODEL_ID, "device_setting": setting, "device": device}
 
 
+def retriever_spec(cfg: Any) -> Any:
+    """The run's code retriever (``retriever`` config group; absent: dense) as a
+    :class:`reconmem.platform.code.retrieval.RetrieverSpec`."""
+    from omegaconf import OmegaConf
+
+    from reconmem.platform.code.retrieval import RetrieverSpec
+
+    node = cfg.get("retriever") if hasattr(cfg, "get") else None
+    if OmegaConf.is_config(node):
+        node = OmegaConf.to_container(node, resolve=True)
+    try:
+        return RetrieverSpec.of(node)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def with_retriever_identity(cfg: Any) -> Any:
+    """``cfg`` with the method named and labelled by its code retriever when that is not dense:
+    ``method.name`` gets ``_<retriever>`` and ``method.label`` `` (<retriever label>)``, so the run has
+    its own directory (``full_bm25``) and the report its own column (``Full History (BM25)``);
+    ``method.base_name`` keeps the method's own name. A dense run is returned unchanged."""
+    from omegaconf import open_dict
+
+    spec = retriever_spec(cfg)
+    base = str(cfg.method.get("base_name") or cfg.method.name)
+    if spec.name == "dense" or cfg.method.get("base_name"):
+        return cfg
+    cfg = cfg.copy()
+    label = cfg.retriever.get("label") or spec.name
+    with open_dict(cfg):
+        cfg.method.base_name = base
+        cfg.method.name = f"{base}_{spec.name}"
+        cfg.method.label = f"{cfg.method.get('label') or base} ({label})"
+    return cfg
+
+
 def build_method(cfg: Any) -> ContextManager:
     """Instantiate ``cfg.method.manager`` (a ``_target_`` node) as a fresh ContextManager."""
     from hydra.utils import instantiate

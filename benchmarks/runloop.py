@@ -45,7 +45,7 @@ from typing import Any
 
 from benchmarks import records
 from benchmarks.records import attempt_events
-from benchmarks.harness import ConfigError, DataError, embedder_settings
+from benchmarks.harness import ConfigError, DataError, embedder_settings, retriever_spec, with_retriever_identity
 from benchmarks.runs import RunDir, provenance, run_pool
 from benchmarks.task import Benchmark, RunEnv
 
@@ -280,6 +280,7 @@ def run(cfg: Any) -> dict[str, Any]:
     ``run.repeat=K`` (K > 1) runs the whole configuration K times, repeat i into run directory
     ``<run_id>-r<i>`` with i in the LLM cache keys (``run.repeat_index=i`` runs only repeat i);
     the summary then lists the repeats' summaries."""
+    cfg = with_retriever_identity(cfg)  # a bm25 / hybrid run is method <name>_<retriever>
     k, index = repeat_settings(cfg)
     if k == 1:
         return _run_config(cfg)
@@ -458,6 +459,7 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
     if local:
         manifest["local_models"] = local
     manifest["embedder"] = embedder_settings(cfg)
+    manifest["retriever"] = retriever_spec(cfg).record()
     if bench.family == "locoeval" and cfg.get("executor") is not None:
         manifest["executor"] = _executor_record(cfg, str(manifest.get("python") or ""))
     config_text = OmegaConf.to_yaml(cfg, resolve=True)

@@ -1,4 +1,4 @@
-"""Benchmark scripts that print ratios: ``python -m scripts.bench {llm,index,recall,methods} ...``."""
+"""Benchmark scripts that print ratios: ``python -m scripts.bench {llm,index,recall,methods,retrieval} ...``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ COMMANDS = {
     "recall": ("scripts.bench_recall", "ReConMem non-LLM recall/update latency vs memory size"),
     "methods": ("scripts.bench_methods", "prompt and memory tokens of every method on one scripted conversation"),
     "workers": ("scripts.bench_workers", "run.workers scaling over real HTTP (injected latency per call)"),
+    "retrieval": ("scripts.bench_retrieval", "recall@10, MRR and ms/query of the dense / bm25 / hybrid code retrievers on DevEval pairs"),
 }
 
 
@@ -20,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] not in COMMANDS:
         print("usage: python -m scripts.bench {" + ",".join(COMMANDS) + "} [options]")
         for name, (_, what) in COMMANDS.items():
-            print(f"  {name:8s} {what}")
+            print(f"  {name:9s} {what}")
         return 2
     module, _ = COMMANDS[argv[0]]
     return int(importlib.import_module(module).main(argv[1:]) or 0)

@@ -159,6 +159,7 @@ def run_issue(
     repo_index_builder: Callable[[Path], Any] | None = None,
     docker_client_factory: Callable[[], Any] | None = None,
     checkout_info: dict[str, Any] | None = None,
+    retriever: Any = "dense",
 ) -> dict[str, Any]:
     """Run one CAB conversation on ``repo_root`` and write its records to ``out_dir``.
 
@@ -206,7 +207,7 @@ def run_issue(
                           system_prompt=system_prompt, context_window=maintainer_llm.context_window,
                           repo_context_k=settings.repo_context_k,
                           meta={"no_recall_first_turn": True, "benchmark": "cab", "repo": issue.repo,
-                                "repo_root": str(repo_root)}, repo_name=issue.repo or None)
+                                "repo_root": str(repo_root)}, repo_name=issue.repo or None, retriever=retriever)
         with ledger.tags(role="memory"):
             manager.start(session)
         user = UserAgent(user_llm, issue, max_tokens=settings.user_max_tokens)
@@ -407,6 +408,8 @@ class CodeAssistBench(Benchmark):
             url_template=str(bench.get("repo_url_template") or "https://github.com/{owner}/{name}.git"))
 
     def run_sample(self, issue: CabIssue, method: ContextManager, env: RunEnv) -> dict[str, Any]:
+        from benchmarks.harness import retriever_spec
+
         sh, bench = env.shared, env.cfg.benchmark
         t0 = time.perf_counter()
         try:
@@ -418,7 +421,8 @@ class CodeAssistBench(Benchmark):
                     **_issue_tasks(issue, None), "wall_seconds": round(time.perf_counter() - t0, 3)}
         return run_issue(issue, repo_root=root, out_dir=env.out_dir, maintainer_llm=sh["maintainer_llm"],
                          user_llm=sh["user_llm"], judge_llm=sh["judge_llm"], manager=method, embedder=sh["embedder"],
-                         settings=sh["settings"], docker_client_factory=_docker_factory(env.cfg), checkout_info=info)
+                         settings=sh["settings"], docker_client_factory=_docker_factory(env.cfg), checkout_info=info,
+                         retriever=retriever_spec(env.cfg))
 
     @staticmethod
     def _base(issue: CabIssue) -> dict[str, Any]:

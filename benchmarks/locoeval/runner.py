@@ -169,7 +169,7 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
                turn_max_tokens: int | None = None, task_max_tokens: int | None = None,
                context_window: int | None = None, purpose_max_tokens: Mapping[str, int] | None = None,
                progress: bool = True, repo_name: str | None = None, privileged_inputs: Sequence[str] = (),
-               skip_prep_replies: bool = False) -> dict[str, Any]:
+               skip_prep_replies: bool = False, retriever: Any = "dense") -> dict[str, Any]:
     """Run one sample end to end and write its conversation / context / memory / test records.
 
     Raises on any failure (the run loop records ``status: error``). Neither ``result.json`` nor
@@ -200,7 +200,7 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
         system_prompt=system_prompt or load_prompt("response_system"),
         context_window=int(context_window or llm.context_window), repo_context_k=int(repo_context_k),
         meta={"benchmark": "locoeval", "project": sample.project_path},
-        repo_name=repo_name or Path(sample.project_path).name or None,
+        repo_name=repo_name or Path(sample.project_path).name or None, retriever=retriever,
     )
     n_turns, n_tasks = len(sample.outline), len(sample.tasks)
     bar = None
@@ -400,6 +400,7 @@ class LoCoEval(Benchmark):
                           cache_dir=Path(str(cfg.cache.dir)).expanduser(), executor_box={})
 
     def run_sample(self, sample: Sample, method: ContextManager, env: RunEnv) -> dict[str, Any]:
+        from benchmarks import harness
         from benchmarks.runloop import method_inputs
 
         cfg, bench, sh = env.cfg, env.cfg.benchmark, env.shared
@@ -413,6 +414,7 @@ class LoCoEval(Benchmark):
             turn_max_tokens=bench.get("turn_max_tokens"), task_max_tokens=bench.get("task_max_tokens"),
             purpose_max_tokens=_plain(bench.get("purpose_max_tokens")), progress=env.progress,
             repo_name=_snapshot_name(sample), privileged_inputs=tuple(sorted(privileged)), skip_prep_replies=skip,
+            retriever=harness.retriever_spec(cfg),
         )
 
     def error_result(self, sample: Sample) -> dict[str, Any]:

@@ -27,6 +27,7 @@ import time
 from typing import Any, Mapping, Sequence
 
 from reconmem.memory.construct import CodeDraftDatabase, MemoryConstructor
+from reconmem.platform.code.retrieval import CodeRetriever, RetrieverSpec
 from reconmem.platform.context import Context, ContextItem, ContextManager, Session, Turn
 from reconmem.platform.fit import fit_prompt
 from reconmem.memory.graph import DualMemoryGraph
@@ -164,6 +165,9 @@ class ReConMem(ContextManager):
         code_vectors = (
             RepositoryVectors(session.repo, session.embedder, self.code_kinds) if session.repo is not None else None
         )
+        code_retriever = None  # dense: the graph's and the repository's vectors, as in the paper
+        if code_vectors is not None and RetrieverSpec.of(session.retriever).name != "dense":
+            code_retriever = CodeRetriever(session.repo, code_vectors, self.code_kinds, session.retriever)
         repository_name = session.repo_name or ("repository" if session.repo is not None else session.sample_id)
         self.constructor = MemoryConstructor(
             self.graph,
@@ -179,7 +183,8 @@ class ReConMem(ContextManager):
             update_prompt_version=self.prompt_versions["memory_update"],
         )
         self.recaller = JointRecall(
-            self.graph, self.drafts, repo=session.repo, code_vectors=code_vectors, config=self.recall_config
+            self.graph, self.drafts, repo=session.repo, code_vectors=code_vectors, config=self.recall_config,
+            code_retriever=code_retriever,
         )
         self.turns_observed = 0
         self.turn_reports = []

@@ -45,6 +45,7 @@ from reconmem.memory.stores import CODE_KINDS, CodeDraftDatabase, RepositoryVect
 
 if TYPE_CHECKING:
     from reconmem.platform.code.index import RepositoryIndex
+    from reconmem.platform.code.retrieval import CodeRetriever
 
 STAGE_INITIAL, STAGE_INTRA, STAGE_INTER = "initial", "intra_graph", "inter_graph"
 
@@ -138,12 +139,14 @@ class JointRecall:
         repo: "RepositoryIndex | None",
         code_vectors: RepositoryVectors | None,
         config: RecallConfig,
+        code_retriever: "CodeRetriever | None" = None,
     ) -> None:
         self.graph = graph
         self.drafts = drafts
         self.repo = repo
         self.code_vectors = code_vectors
         self.config = config
+        self.code_retriever = code_retriever  # None: dense ranking (the paper's)
 
     # ---------------------------------------------------------------- stages
     def ground(self, query_vector: np.ndarray) -> tuple[Grounding, np.ndarray]:
@@ -158,24 +161,32 @@ class JointRecall:
             return Grounding(True, draft.id, similarity, draft.code), self.drafts.vectors.get(draft.id)  # type: ignore[return-value]
         return Grounding(False, draft.id, similarity), query_vector
 
-    def initial(self, query_vector: np.ndarray, code_vector: np.ndarray, grounded: bool) -> list[Hit]:
-        """E0: k2 semantic (original query), k32 structural-graph and k31 repo-wide (code-side query)."""
+    def initial(self, query_vector: np.ndarray, code_vector: np.ndarray, grounded: bool, *,
+                code_text: str | None = None) -> list[Hit]:
+        """E0: k2 semantic (original query), k32 structural-graph and k31 repo-wide (code-side query:
+        ``code_vector``, and ``code_text`` for a lexical or hybrid code retriever)."""
         cfg = self.config
         code_source = DUAL_QUERY if grounded else ORIGINAL_QUERY
         hits = [
             Hit("memory", eid, ORIGINAL_QUERY, STAGE_INITIAL, score, routes=["semantic"])
             for eid, score in self.graph.semantic_vectors.top_k(query_vector, cfg.k2)
         ]
+        retriever = self.code_retriever
         if cfg.smg:
+            graph_dense = lambda n: self.graph.structural_vectors.top_k(code_vector, n)  # noqa: E731
+            graph_hits = (graph_dense(cfg.k32) if retriever is None else
+                          retriever.among(self.graph.structural, graph_dense, cfg.k32, text=code_text))
             hits += [
                 Hit("code", path, code_source, STAGE_INITIAL, score, routes=["structural_graph"])
-                for path, score in self.graph.structural_vectors.top_k(code_vector, cfg.k32)
+                for path, score in graph_hits
             ]
         if cfg.smg and self.code_vectors is not None:  # w/o SMG: code only via inter-graph expansion (§4.3)
+            repo_hits = (self.code_vectors.top_k(code_vector, cfg.k31) if retriever is None else
+                         retriever.repository(code_vector, cfg.k31, text=code_text))
             hits += [
                 Hit("code", path, REPO_WIDE, STAGE_INITIAL, score, in_graph=path in self.graph.structural,
                     routes=["repo_wide"])
-                for path, score in self.code_vectors.top_k(code_vector, cfg.k31)
+                for path, score in repo_hits
             ]
         return hits
 
@@ -220,19 +231,21 @@ class JointRecall:
         e0 = self.merge([replace(h, routes=list(h.routes)) for h in initial])
         return self.merge(e0 + (self.expand(e0, neighbours) if self.config.gae else []))
 
-    def retrieve(self, query_vector: np.ndarray) -> tuple[Grounding, list[Hit]]:
+    def retrieve(self, query_vector: np.ndarray, *, query: str | None = None) -> tuple[Grounding, list[Hit]]:
         """Grounding + E0 + (optional) expansion + merge; no rendering."""
-        grounding, hits, _ = self.retrieve_views(query_vector)
+        grounding, hits, _ = self.retrieve_views(query_vector, query=query)
         return grounding, hits
 
-    def retrieve_views(self, query_vector: np.ndarray, neighbours: "_Neighbours | None" = None,
-                       ) -> tuple[Grounding, list[Hit], dict[str, list[Hit]]]:
+    def retrieve_views(self, query_vector: np.ndarray, neighbours: "_Neighbours | None" = None, *,
+                       query: str | None = None) -> tuple[Grounding, list[Hit], dict[str, list[Hit]]]:
         """(grounding, the merged hits, each branch's independently expanded hits).
 
         The merged hits are what the method answers with. Each view starts from its own branch's
-        initial hits (:data:`BRANCH_ROUTES`) and is expanded with its own ``seen`` set."""
+        initial hits (:data:`BRANCH_ROUTES`) and is expanded with its own ``seen`` set. ``query``
+        (the original query's text) is needed by a lexical or hybrid code retriever only."""
         grounding, code_vector = self.ground(query_vector)
-        initial = self.initial(query_vector, code_vector, grounding.used)
+        code_text = grounding.dual_query if grounding.used else query
+        initial = self.initial(query_vector, code_vector, grounding.used, code_text=code_text)
         neighbours = neighbours or _Neighbours(self.graph)
         merged = self._expanded(initial, neighbours)
         views = {view: self._expanded([h for h in initial if h.routes and h.routes[0] in routes], neighbours)
@@ -252,7 +265,7 @@ class JointRecall:
         """The whole §2.3 pipeline -> a :class:`Context` with per-item provenance."""
         t0 = time.perf_counter()
         neighbours = _Neighbours(self.graph)
-        grounding, hits, branch_views = self.retrieve_views(query_vector, neighbours)
+        grounding, hits, branch_views = self.retrieve_views(query_vector, neighbours, query=query)
         t1 = time.perf_counter()
         memory_items: list[ContextItem] = []
         code_items: list[ContextItem] = []

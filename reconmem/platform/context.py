@@ -110,6 +110,9 @@ class Session:
     # "owner/name"). Never derived from where the harness keeps its copy: that path differs per
     # machine and cache directory, and a prompt naming it made results depend on it.
     repo_name: str | None = None
+    # How repository code is ranked for this conversation: a RetrieverSpec or its name ("dense" |
+    # "bm25" | "hybrid"; reconmem.platform.code.retrieval), the run's `retriever` config group.
+    retriever: Any = "dense"
 
 
 class ContextManager(abc.ABC):

@@ -292,7 +292,7 @@ def test_branch_views_leave_the_prompt_unchanged(make_method, boltons_index, mon
     assert with_views.meta["views"]["original"] and with_views.meta["views"]["dual"]
     recaller = method.recaller
     real = recaller.retrieve_views
-    monkeypatch.setattr(recaller, "retrieve_views", lambda vector, neighbours=None: (*real(vector, neighbours)[:2], {}))
+    monkeypatch.setattr(recaller, "retrieve_views", lambda vector, neighbours=None, **kw: (*real(vector, neighbours, **kw)[:2], {}))
     without_views = method.context_for(query)
     assert without_views.meta["views"] == {}
     assert with_views.messages == without_views.messages

@@ -360,8 +360,10 @@ class RepositoryIndex:
 
         return entity_vectors(self, embedder, kinds)
 
-    def search(self, query: str, embedder: Any, *, k: int, kinds: Sequence[str] = (FUNCTION,)) -> list[tuple[str, float]]:
-        """Top-``k`` entities of ``kinds`` by cosine similarity to ``query``."""
-        from reconmem.platform.code.search import search
+    def search(self, query: str, embedder: Any, *, k: int, kinds: Sequence[str] = (FUNCTION,),
+               retriever: Any = None) -> list[tuple[str, float]]:
+        """Top-``k`` entities of ``kinds`` for ``query`` by ``retriever`` (a
+        :class:`~reconmem.platform.code.retrieval.RetrieverSpec` or its name; None: dense cosine)."""
+        from reconmem.platform.code.retrieval import search
 
-        return search(self, query, embedder, k=k, kinds=kinds)
+        return search(self, query, embedder, k=k, kinds=kinds, retriever=retriever)

@@ -1,0 +1,309 @@
+"""``python -m scripts.bench retrieval``: recall@10, MRR and ms/query of the code retrievers, in one run.
+
+Pairs come from DevEval tasks (``--data``: ``$RECONMEM_DEVEVAL_DATA`` or the fetched
+``data.jsonl``): the query is the task's requirement text (Functionality + Arguments), the gold
+entities are the target's callees (the record's ``dependency``: intra-class, intra-file,
+cross-file, resolved to index paths) and its containers in the file (the file and, for a method,
+its class). Each project's repository is its PyPI sdist (``benchmarks/deveval/data/pypi_sources.json``,
+read only), indexed as LoCoEval indexes it: a copy with the selected targets blanked, their
+docstrings removed and their judging test files hidden. The target itself is never ranked.
+
+Two ranking spaces, as the harness retrieves: every code entity (file, type, function,
+variable: ReConMem's repository-wide route) and functions only (the baselines' repository
+adaptation, gold restricted to functions). Per backend (dense, bm25, hybrid):
+
+* recall@10: the share of (query, gold entity) pairs whose entity is in the query's top 10;
+* MRR: the mean over queries of 1 / rank of the first gold entity (0 beyond rank 100);
+* ms/query: one ranking call (top 100) plus, for dense and hybrid, embedding the query with a
+  cache-less embedder (measured once per query, added to both).
+
+Entity vectors use the embedding cache (``$RECONMEM_CACHE/embeddings``): the first run over a
+project embeds it, later runs only look vectors up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+# The LoCoEval verified set's projects (mapped, oracle-validated) minus the two largest (boto,
+# pyramid: 14k / 8k entities to embed), plus three mapped projects of their size class.
+DEFAULT_PROJECTS = (
+    "Utilities/boltons", "Communications/IMAPClient", "Internet/Jinja2", "System/fs", "Utilities/gunicorn",
+    "Internet/falcon", "System/mrjob", "Security/pycoin", "Multimedia/Mopidy", "Utilities/sacred",
+    "Database/alembic", "Security/diffprivlib", "Internet/sumy",
+)
+SPACES = {"all": ("file", "type", "function", "variable"), "functions": ("function",)}
+BACKENDS = ("dense", "bm25", "hybrid")
+DEPTH = 100
+CUTOFF = 10
+
+
+@dataclass
+class Query:
+    """One DevEval task as a retrieval query."""
+
+    project: str
+    namespace: str
+    text: str
+    target: str  # the target's entity path (never ranked)
+    gold: dict[str, str] = field(default_factory=dict)  # entity path -> where it comes from
+
+
+def requirement_text(record: dict[str, Any]) -> str:
+    """The task's requirement as a query: Functionality, then Arguments."""
+    req = record.get("requirement") or {}
+    return "\n".join(str(req[k]).strip() for k in ("Functionality", "Arguments") if req.get(k))
+
+
+def _module_root(file_rel: str, module: list[str]) -> str | None:
+    """The directory the dotted module names start from (``src/`` for ``src/jinja2/meta.py``)."""
+    parts = list(Path(file_rel).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    if len(parts) < len(module) or parts[len(parts) - len(module):] != module:
+        return None
+    prefix = parts[:len(parts) - len(module)]
+    return "/".join(prefix) + "/" if prefix else ""
+
+
+def resolve_dotted(index: Any, root: str, dotted: str) -> str | None:
+    """Entity path of a DevEval dotted name (``jinja2.nodes.Template``) in ``index``, or None."""
+    parts = dotted.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        module, rest = parts[:i], "/".join(parts[i:])
+        for file in (f"{root}{'/'.join(module)}.py", f"{root}{'/'.join(module)}/__init__.py"):
+            if file in index.entities:
+                path = f"{file}/{rest}"
+                return path if path in index.entities else None
+    return None
+
+
+def build_queries(records: Sequence[dict[str, Any]], index: Any, snapshot: Path, project: str) -> list[Query]:
+    """Queries with their gold entities in ``index`` (a query without any gold entity is dropped)."""
+    from benchmarks.locoeval.repo import _qualname, resolve_file
+
+    out: list[Query] = []
+    for rec in records:
+        try:
+            file_rel = resolve_file(snapshot, rec["completion_path"], project).relative_to(snapshot).as_posix()
+        except FileNotFoundError:
+            continue
+        qual = _qualname(rec["namespace"], file_rel)
+        target = f"{file_rel}/{'/'.join(qual)}"
+        root = _module_root(file_rel, rec["namespace"].split(".")[:-len(qual)])
+        if target not in index.entities or root is None:
+            continue
+        q = Query(project, rec["namespace"], requirement_text(rec), target)
+        for i in range(1, len(qual)):  # the enclosing classes of a method
+            q.gold.setdefault(f"{file_rel}/{'/'.join(qual[:i])}", "container")
+        q.gold.setdefault(file_rel, "container")
+        for kind in ("intra_class", "intra_file", "cross_file"):
+            for dotted in (rec.get("dependency") or {}).get(kind) or []:
+                path = resolve_dotted(index, root, dotted)
+                if path and path != target:
+                    q.gold.setdefault(path, kind)
+        if q.text and q.gold:
+            out.append(q)
+    return out
+
+
+def _blankable(snapshot: Path, records: Sequence[dict[str, Any]], project: str) -> list[dict[str, Any]]:
+    """The records whose target can be located for blanking (as LoCoEval's blanked copy needs)."""
+    import ast
+
+    from benchmarks.locoeval.repo import _qualname, find_function, resolve_file
+
+    keep = []
+    for rec in records:
+        try:
+            f = resolve_file(snapshot, rec["completion_path"], project)
+            tree = ast.parse(f.read_text(encoding="utf-8"))
+        except (FileNotFoundError, SyntaxError, UnicodeDecodeError):
+            continue
+        if find_function(tree, _qualname(rec["namespace"], f.relative_to(snapshot).as_posix())) is not None:
+            keep.append(rec)
+    return keep
+
+
+def project_index(entry: Any, records: list[dict[str, Any]], cache: Path) -> tuple[Any, Path, list[dict[str, Any]]]:
+    """(index over the blanked copy, pristine snapshot, the records blanked in it)."""
+    from benchmarks.deveval.providers import get_snapshot
+    from benchmarks.locoeval.repo import blanked_copy
+    from reconmem.platform.code import RepositoryIndex
+
+    snapshot = Path(get_snapshot(entry.repo_spec()))
+    records = _blankable(snapshot, records, entry.project_path)
+    tests = sorted({t.split("::")[0] for r in records for t in r.get("tests") or []})
+    blanked = blanked_copy(snapshot, [(r["namespace"], r["completion_path"]) for r in records], cache_dir=cache,
+                           project_path=entry.project_path, hidden_files=tests, strip_docstrings=True)
+    return RepositoryIndex.build(blanked), snapshot, records
+
+
+def _select(records: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` tasks of a project with at least one callee, in namespace order."""
+    with_deps = [r for r in records if any((r.get("dependency") or {}).get(k) for k in ("intra_class", "intra_file", "cross_file"))]
+    return sorted(with_deps, key=lambda r: r["namespace"])[:limit]
+
+
+def _rank_of(ranking: list[str], gold: set[str]) -> int | None:
+    return next((i for i, p in enumerate(ranking, start=1) if p in gold), None)
+
+
+def evaluate(queries: list[Query], index: Any, embedder: Any, query_embedder: Any, space: str,
+             backends: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+    """Per backend: hits per pair (1/0), reciprocal rank per query, ms per query."""
+    from reconmem.platform.code.retrieval import CodeRetriever, RetrieverSpec, lexical_index
+    from reconmem.platform.code.search import RepositoryVectors
+
+    kinds = SPACES[space]
+    needs_dense = any(b != "bm25" for b in backends)
+    vectors = RepositoryVectors(index, embedder, kinds)
+    if needs_dense:
+        vectors.matrix  # noqa: B018 - embed (or load) the entity vectors before timing
+    retrievers = {b: CodeRetriever(index, vectors, kinds, RetrieverSpec(b)) for b in backends}
+    if "bm25" in backends or "hybrid" in backends:
+        lexical_index(index, kinds, RetrieverSpec("bm25"))  # built before timing
+    out = {b: {"hits": [], "rr": [], "ms": []} for b in backends}
+    for q in queries:
+        gold = {p for p in q.gold if index.entities[p].kind in kinds}
+        if not gold:
+            continue
+        embed_ms = 0.0
+        vector = None
+        if needs_dense:
+            t0 = time.perf_counter()
+            vector = query_embedder.encode_one(q.text)
+            embed_ms = (time.perf_counter() - t0) * 1e3
+        for b in backends:
+            t0 = time.perf_counter()
+            ranked = retrievers[b].repository(vector, DEPTH + 1, text=q.text)
+            ms = (time.perf_counter() - t0) * 1e3 + (embed_ms if b != "bm25" else 0.0)
+            paths = [p for p, _ in ranked if p != q.target][:DEPTH]
+            top = set(paths[:CUTOFF])
+            out[b]["hits"] += [1.0 if g in top else 0.0 for g in sorted(gold)]
+            rank = _rank_of(paths, gold)
+            out[b]["rr"].append(1.0 / rank if rank else 0.0)
+            out[b]["ms"].append(ms)
+    return out
+
+
+def _merge(total: dict, part: dict) -> None:
+    for b, m in part.items():
+        for k, v in m.items():
+            total.setdefault(b, {}).setdefault(k, []).extend(v)
+
+
+def format_table(space: str, results: dict[str, dict[str, list[float]]], n_projects: int) -> str:
+    """The printed table of one ranking space."""
+    first = next(iter(results.values()))
+    lines = [f"retrieval space={space} ({'/'.join(SPACES[space])}): {len(first['hits'])} (query, gold entity) pairs, "
+             f"{len(first['rr'])} queries, {n_projects} projects",
+             f"  {'backend':8s} {'recall@10':>9s} {'MRR':>7s} {'ms/query':>9s} {'p95 ms':>8s}"]
+    for b, m in results.items():
+        recall = sum(m["hits"]) / max(1, len(m["hits"]))
+        mrr = sum(m["rr"]) / max(1, len(m["rr"]))
+        ms = statistics.median(m["ms"]) if m["ms"] else 0.0
+        p95 = sorted(m["ms"])[int(0.95 * (len(m["ms"]) - 1))] if m["ms"] else 0.0
+        lines.append(f"  {b:8s} {recall:9.3f} {mrr:7.3f} {ms:9.2f} {p95:8.2f}")
+    return "\n".join(lines)
+
+
+def _load_records(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _load_manifest(path: Path | None) -> Any:
+    """The DevEval manifest, re-read once if another process is rewriting it at that moment."""
+    from benchmarks.deveval.tasks import TaskDataError, load_manifest
+
+    for attempt in range(3):
+        try:
+            return load_manifest(path)
+        except TaskDataError:
+            if attempt == 2:
+                raise
+            time.sleep(2.0)
+    raise AssertionError("unreachable")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.deveval.tasks import default_data_path
+
+    parser = argparse.ArgumentParser(prog="python -m scripts.bench retrieval", description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=None,
+                        help="DevEval data.jsonl (default: $RECONMEM_DEVEVAL_DATA or the fetched copy)")
+    parser.add_argument("--manifest", type=Path, default=None, help="pypi_sources.json (default: the shipped one)")
+    parser.add_argument("--projects", default=",".join(DEFAULT_PROJECTS),
+                        help="comma-separated DevEval project paths (default: 13 mapped projects)")
+    parser.add_argument("--max-per-project", type=int, default=30, help="tasks per project (with at least one callee)")
+    parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated subset of dense,bm25,hybrid")
+    parser.add_argument("--spaces", default=",".join(SPACES), help="comma-separated subset of all,functions")
+    parser.add_argument("--out", type=Path, default=None, help="also write the figures as JSON here")
+    args = parser.parse_args(argv)
+
+    backends = [b for b in args.backends.split(",") if b]
+    spaces = [s for s in args.spaces.split(",") if s]
+    if not backends or set(backends) - set(BACKENDS) or not spaces or set(spaces) - set(SPACES):
+        parser.error(f"--backends from {BACKENDS}, --spaces from {tuple(SPACES)}")
+    data = args.data or default_data_path()
+    if not data.is_file():
+        parser.error(f"--data: no DevEval data file at {data} (python -m scripts.fetch_deveval, or $RECONMEM_DEVEVAL_DATA)")
+    manifest = _load_manifest(args.manifest)
+    by_project: dict[str, list[dict[str, Any]]] = {}
+    for rec in _load_records(data):
+        by_project.setdefault(rec["project_path"], []).append(rec)
+
+    from reconmem.platform.downloads import cache_root
+    from reconmem.platform.embed import Embedder
+
+    embedder = Embedder() if any(b != "bm25" for b in backends) else None
+    query_embedder = Embedder(cache_dir=False) if embedder is not None else None
+    totals: dict[str, dict[str, dict[str, list[float]]]] = {s: {} for s in spaces}
+    used: list[str] = []
+    for project in [p for p in args.projects.split(",") if p]:
+        entry = manifest.project(project)
+        records = _select(by_project.get(project, []), args.max_per_project)
+        if entry is None or not records:
+            print(f"  skip {project}: {'not in the manifest' if entry is None else 'no task with callees in --data'}",
+                  file=sys.stderr)
+            continue
+        t0 = time.perf_counter()
+        index, snapshot, records = project_index(entry, records, cache_root())
+        queries = build_queries(records, index, snapshot, project)
+        n_entities = sum(1 for e in index.entities.values() if e.kind != "directory")
+        if not queries:
+            print(f"  skip {project}: no query with a resolvable gold entity", file=sys.stderr)
+            continue
+        for space in spaces:
+            _merge(totals[space], evaluate(queries, index, embedder, query_embedder, space, backends))
+        used.append(project)
+        print(f"  {project}: {len(queries)} queries, {sum(len(q.gold) for q in queries)} gold entities, "
+              f"{n_entities} entities, {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    if not used:
+        print("retrieval: no project gave a query", file=sys.stderr)
+        return 1
+    report: dict[str, Any] = {"projects": used, "max_per_project": args.max_per_project, "depth": DEPTH, "spaces": {}}
+    for space in spaces:
+        print(format_table(space, totals[space], len(used)))
+        report["spaces"][space] = {
+            b: {"pairs": len(m["hits"]), "queries": len(m["rr"]), "recall@10": sum(m["hits"]) / max(1, len(m["hits"])),
+                "mrr": sum(m["rr"]) / max(1, len(m["rr"])), "ms_median": statistics.median(m["ms"])}
+            for b, m in totals[space].items()}
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    sys.exit(main())
