@@ -26,12 +26,14 @@ import threading
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
-from reconmem.platform.code.entities import EntitySource
 from reconmem.platform.vectors import top_k
+
+if TYPE_CHECKING:                      # annotations only: the index imports this module
+    from reconmem.platform.code.entities import EntitySource
 
 DENSE, BM25, HYBRID = "dense", "bm25", "hybrid"
 RETRIEVERS = (DENSE, BM25, HYBRID)
@@ -226,7 +228,7 @@ def search(index: EntitySource, query: str, embedder: Any, *, k: int, kinds: Seq
            retriever: "RetrieverSpec | str | None" = None) -> Ranking:
     """Top-``k`` (path, score) of entities of ``kinds`` for ``query`` by the chosen backend (score:
     cosine, BM25 or fused reciprocal rank)."""
-    from reconmem.platform.code import search as dense_search
+    import reconmem.platform.code.search as dense_search
 
     spec = RetrieverSpec.of(retriever)
     if spec.name == DENSE:
