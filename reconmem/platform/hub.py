@@ -21,6 +21,8 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+from reconmem.platform.downloads import sha256_file
+
 log = logging.getLogger(__name__)
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -82,14 +84,6 @@ def _open(request: urllib.request.Request, timeout: float, *, follow: bool = Tru
     return urllib.request.build_opener(*handlers).open(request, timeout=timeout)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(8 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def probe(url: str) -> None:
     """``HEAD url`` with a short timeout; raises :class:`HubUnavailable` (remembered per endpoint
     when the hub does not answer at all)."""
@@ -122,7 +116,7 @@ def fetch(repo: str, path: str, dest: str | Path, *, sha256: str, size: int | No
     if not sha256:
         raise ValueError(f"hub file {repo}/{path}: a sha256 is required (nothing unverified is used)")
     dest = Path(dest)
-    if dest.is_file() and (size is None or dest.stat().st_size == int(size)) and _sha256(dest) == sha256.lower():
+    if dest.is_file() and (size is None or dest.stat().st_size == int(size)) and sha256_file(dest) == sha256.lower():
         return dest
     url = file_url(repo, path, revision)
     probe(url)

@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from reconmem.platform.downloads import sha256_file
 from reconmem.platform.llm.errors import LLMError, LLMUnavailable
 
 log = logging.getLogger(__name__)
@@ -238,7 +239,7 @@ def verify_file(path: str | Path, sha256: str | None, size: int | None = None) -
     if size is not None and path.stat().st_size != int(size):
         raise ModelIntegrityError(f"{path} has {path.stat().st_size} bytes, expected {size}")
     if sha256:
-        got = _sha256(path)
+        got = sha256_file(path)
         if got.lower() != str(sha256).lower():
             raise ModelIntegrityError(f"{path} has sha256 {got}, expected {sha256}")
 
@@ -255,7 +256,7 @@ def _verified(dest: Path, sha256: str | None, size: int | None) -> bool:
         recorded = {}
     if recorded.get("size") == stat.st_size and recorded.get("mtime_ns") == stat.st_mtime_ns:
         return not sha256 or recorded.get("sha256", "").lower() == str(sha256).lower()
-    got = _sha256(dest)
+    got = sha256_file(dest)
     if sha256 and got.lower() != str(sha256).lower():
         return False
     _write_marker(dest, got)
@@ -272,14 +273,6 @@ def _write_marker(dest: Path, digest: str) -> None:
     tmp = marker.with_name(f".{marker.name}.{uuid.uuid4().hex}")
     tmp.write_text(json.dumps({"sha256": digest, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}))
     os.replace(tmp, marker)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(8 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @contextlib.contextmanager
