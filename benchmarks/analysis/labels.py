@@ -94,6 +94,25 @@ def order_methods(names) -> list[str]:
     return _ordered(names, METHOD_ORDER)
 
 
+RETRIEVER_SUFFIXES = ("_bm25", "_hybrid")  # a run with retriever=bm25 / hybrid is method <name>_<retriever>
+
+
+def base_method(name: str) -> str:
+    """The method a retriever variant runs (``full_bm25`` -> ``full``); other names unchanged."""
+    for suffix in RETRIEVER_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def extension_methods(names) -> list[str]:
+    """Methods beyond the paper's (not in :data:`METHOD_ORDER`: e.g. ``memory_tool``, retriever variants
+    such as ``reconmem_bm25``), each after its base method's position, then by name."""
+    rank = {n: i for i, n in enumerate(METHOD_ORDER)}
+    extra = {n for n in names if n not in rank}
+    return sorted(extra, key=lambda n: (rank.get(base_method(n), len(rank)), base_method(n), n))
+
+
 def order_backbones(names) -> list[str]:
     """Backbones in the paper's order, unknown ones after, alphabetically."""
     return _ordered(names, BACKBONE_ORDER)

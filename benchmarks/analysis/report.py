@@ -176,6 +176,28 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
                  *figures.figure8(by_k, by_l, out, mark=mark)]
         return Artefact(benchmark, "fig8", "Pass@1 by tasks per conversation k and length interval l", paths)
 
+    extensions = labels.extension_methods(methods_present)
+
+    def beyond() -> list[str]:
+        """The paper's references present, then the methods beyond the paper (their config labels)."""
+        refs = [m for m in ("full", labels.PROPOSED) if m in methods_present]
+        return [*refs[:1], *extensions, *refs[1:]] if refs else list(extensions)
+
+    def t1x() -> Artefact | None:
+        if not extensions or tasks.empty:
+            return None  # nothing beyond the paper: no artefact, no skip line
+        table = tables.table1(tasks, samples, methods=beyond(), n_resamples=n_resamples, seed=seed)
+        table.name, table.title = "table1x", "Table 1x. Beyond the paper: Pass@1 (%) and CR on LoCoEval"
+        return _table_artefact(benchmark, table, out, "Pass@1 and CR of the methods beyond the paper, beside Full "
+                                                      "History and ReConMem", mark)
+
+    def t3x() -> Artefact | None:
+        if not extensions or samples.empty or not (samples["status"] == "ok").any():
+            return None
+        table = tables.table3(samples, methods=beyond())
+        table.name, table.title = "table3x", "Table 3x. Beyond the paper: average end-to-end LLM tokens per conversation"
+        return _table_artefact(benchmark, table, out, "end-to-end tokens and cost of the methods beyond the paper", mark)
+
     def bk() -> Artefact:
         from benchmarks.analysis import brackets
 
@@ -184,8 +206,8 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
         return _table_artefact(benchmark, brackets.brackets_table(tasks, n_resamples=n_resamples, seed=seed), out,
                                "floor, ceiling and memory headroom, with each method's recovered share", mark)
 
-    for name, fn in (("table1", t1), ("brackets", bk), ("table3", t3), ("table4", t4), ("table6", t6), ("fig5", f5),
-                     ("fig6", f6), ("fig7", f7), ("fig8", f8)):
+    for name, fn in (("table1", t1), ("brackets", bk), ("table3", t3), ("table4", t4), ("table6", t6), ("table1x", t1x),
+                     ("table3x", t3x), ("fig5", f5), ("fig6", f6), ("fig7", f7), ("fig8", f8)):
         _step(report, benchmark, name, fn)
 
 

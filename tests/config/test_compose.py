@@ -18,7 +18,7 @@ BACKBONES = sorted(p.stem for p in (CONF / "backbone").glob("*.yaml"))
 BENCHMARKS = sorted(p.stem for p in (CONF / "benchmark").glob("*.yaml"))
 EXPECTED_METHODS = {
     "reconmem", "reconmem_wo_gae", "reconmem_wo_smg", "reconmem_wo_qg", "reconmem_wo_hcc",
-    "full", "vanilla_rag", "mem0", "mem0r", "memgpt", "ld_agent", "no_memory", "oracle_context",
+    "full", "vanilla_rag", "mem0", "mem0r", "memgpt", "ld_agent", "no_memory", "oracle_context", "memory_tool",
 }
 
 

@@ -13,7 +13,7 @@ from hydra import compose, initialize_config_dir
 import benchmarks
 
 CONF = Path(benchmarks.__file__).resolve().parents[1] / "conf"
-METHODS = ["full", "vanilla_rag", "mem0", "mem0r", "memgpt", "ld_agent", "reconmem"]
+METHODS = ["full", "vanilla_rag", "mem0", "mem0r", "memgpt", "ld_agent", "reconmem", "memory_tool"]
 WINDOW = 1200  # tokens; the scripted backbone keeps min(1024, window/2) for the answer -> 600-token prompts
 
 
