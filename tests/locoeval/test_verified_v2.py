@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -315,3 +316,86 @@ def test_visible_targets_match_the_runners_blanked_copy(generated, boltons_root,
     for r in sample.requirements:
         assert norm(r.description[:40]) not in norm((copy / r.completion_path).read_text(encoding="utf-8")) \
             or not r.description
+
+
+# ------------------------------------------------------------------ the shipped second set
+SET2 = ROOT / "benchmarks" / "locoeval" / "verified" / "v2"
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    import warnings
+
+    from benchmarks.locoeval.loader import SharedTaskWarning, load_samples
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SharedTaskWarning)  # a task in two samples fails here
+        samples = load_samples(SET2 / "samples.jsonl")
+    rows = [json.loads(x) for x in (SET2 / "samples.verification.jsonl").read_text().splitlines() if x.strip()]
+    return samples, rows, json.loads((SET2 / "generation.json").read_text())
+
+
+def test_shipped_set_shape(shipped):
+    from collections import Counter
+
+    from benchmarks.locoeval.schema import STEP_KINDS
+
+    samples, rows, gen = shipped
+    subsets = Counter(s.subset for s in samples)
+    assert subsets["single-hop"] == subsets["multi-hop"] == len(samples) // 2
+    stats = gen["statistics"]
+    assert stats["samples"] == len(samples) and stats["tasks"] == len(rows) == sum(len(s.requirements) for s in samples)
+    assert stats["repositories"] == len({s.project_path for s in samples})
+    for s in samples:
+        assert 30 <= len(s.outline) <= 69 and 1 <= len(s.requirements) <= 4, s.id
+        assert s.target_docstrings == "remove" and all(st.text for st in s.outline), s.id
+        assert {st.kind for st in s.outline} == set(STEP_KINDS), s.id
+    facts = [it for r in rows for it in r["items"].values()]
+    assert sum(f["kind"] == "compare" for f in facts) <= 0.25 * len(facts)
+    for r in rows:
+        assert 2 <= len(r["items"]) <= 3 and r["sibling_max"] < 0.7
+        for d in r["distractors"].values():
+            assert edit_distance(d["token"], d["counter_token"]) >= MIN_EDIT and d["kind"] not in ("bool", "compare")
+
+
+def test_shipped_set_uses_oracle_validated_tasks_once_with_their_records(shipped):
+    from benchmarks.deveval.tasks import load_manifest, load_tasks
+    from benchmarks.locoeval.verified.validate import conversation_checks
+
+    samples, rows, _ = shipped
+    used = [(s.project_path, r.namespace) for s in samples for r in s.requirements]
+    assert len(used) == len(set(used))
+    manifest = load_manifest()
+    for project, ns in used:
+        loc = manifest.project(project).task(ns)
+        assert loc is not None and loc.usable, ns
+    assert {t.namespace for t in load_tasks(SET2 / "deveval_tasks.jsonl")} == {ns for _, ns in used}
+    by_key = {(r["sample_id"], r["req_id"]): r for r in rows}
+    label = re.compile(r"\bR\d+\.(I|D)\d+\b|distractor|\bgt[_ ]items?\b", re.I)
+    for s in samples:
+        assert s.meta["task_namespaces"] == [r.namespace for r in s.requirements]
+        for r in s.requirements:
+            assert conversation_checks(s, r, by_key[(s.id, r.req_id)]) == [], (s.id, r.req_id)
+        assert not any(label.search(st.text) for st in s.outline), s.id
+
+
+def test_config_points_at_the_shipped_second_set():
+    from hydra import compose, initialize_config_dir
+
+    from benchmarks.harness import resolve_data_path
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=["benchmark=locoeval_verified_v2"])
+    assert resolve_data_path(str(cfg.benchmark.samples)).resolve() == (SET2 / "samples.jsonl").resolve()
+    assert resolve_data_path(str(cfg.benchmark.deveval_data)).resolve() == (SET2 / "deveval_tasks.jsonl").resolve()
+    assert cfg.benchmark.name == "locoeval_verified_v2" and list(cfg.benchmark.uses_backbones) == ["backbone"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(4 * 3600)
+def test_shipped_second_set_passes_full_validation():
+    """Every task's tests (reference, blank, distractor, counterfactuals) and every validity check."""
+    proc = subprocess.run([sys.executable, "-m", "scripts.validate_locoeval", "--samples", str(SET2 / "samples.jsonl"),
+                           "--workers", "2", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=4 * 3600)
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    assert " 0 failing checks" in proc.stdout.splitlines()[-1]

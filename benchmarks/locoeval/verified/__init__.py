@@ -1,1 +1,1 @@
-"""The verified scripted LoCoEval-format sample set (samples.jsonl; see docs/locoeval.md and README.md here)."""
+"""The verified scripted LoCoEval-format sets and the code that builds and checks them (README.md here)."""

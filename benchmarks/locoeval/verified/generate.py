@@ -36,7 +36,7 @@ from benchmarks.locoeval.verified.distractors import Vocabulary
 from benchmarks.locoeval.verified.facts import BodyFacts, Fact
 from benchmarks.locoeval.verified.source import norm
 from benchmarks.locoeval.verified.screening import MIN_FACTS, Candidate, OutcomeCache, static_screen, test_screen
-from benchmarks.locoeval.verified.validity import SiblingIndex, SnapshotText, text_files
+from benchmarks.locoeval.verified.validity import SiblingIndex, SnapshotText, indexed, text_files
 
 COMPARE_SHARE = 0.25
 SET_NAME = "locoeval_verified_v2"
@@ -144,7 +144,7 @@ def prepare(project: Project, task: Any, record: dict[str, Any]) -> tuple[Candid
 
     def in_snapshot(fragment: str) -> list[str]:
         hits = project.text.files_with(fragment, exclude=exclude, limit=1)
-        return hits or ([rel] if norm(fragment) in visible_own else [])
+        return hits or ([rel] if indexed(rel) and norm(fragment) in visible_own else [])
 
     body_facts = BodyFacts(project.files[rel], func, ref["body_start"], ref["body_end"], voc,
                            class_name=qual[-2] if len(qual) > 1 else None)
@@ -306,7 +306,8 @@ def generate(opts: Options) -> dict[str, Any]:
         [(e, [c for c in kept_by_project[e.project_path] if c.namespace in used]) for e, _ in entries],
         projects, opts.seed)
     stats = set_statistics(samples, verification)
-    write_set(opts, samples, verification, used_records, screening, stats, entries, data_path, time.monotonic() - t0)
+    write_set(opts, samples, verification, used_records, screening, stats, entries, data_path, time.monotonic() - t0,
+              {k: p.root for k, p in projects.items()})
     return stats
 
 
@@ -358,9 +359,22 @@ def compose_all(groups: list[tuple[Any, list[Candidate]]], projects: dict[str, P
     return samples, verification, used
 
 
+def licence_of(root: Path) -> str | None:
+    """The licence an sdist declares in PKG-INFO (``License:``, else its licence classifiers)."""
+    info = root / "PKG-INFO"
+    if not info.is_file():
+        return None
+    lines = info.read_text(encoding="utf-8", errors="replace").split("\n\n", 1)[0].splitlines()
+    field = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("License:")), "")
+    classifiers = [ln.split("::")[-1].strip() for ln in lines if ln.startswith("Classifier: License ::")]
+    if field and field.upper() != "UNKNOWN" and len(field) <= 80:
+        return field
+    return "; ".join(classifiers) or (field[:80] if field else None)
+
+
 def write_set(opts: Options, samples: list[dict], verification: list[dict], records: list[dict],
               screening: dict[str, Any], stats: dict[str, Any], entries: list[tuple[Any, list[str]]],
-              data_path: Path, seconds: float) -> None:
+              data_path: Path, seconds: float, roots: dict[str, Path]) -> None:
     """The set's five files in ``opts.out_dir`` (each written atomically)."""
     from benchmarks.locoeval.loader import dump_samples
     from benchmarks.records import atomic_write_json, write_jsonl
@@ -377,5 +391,7 @@ def write_set(opts: Options, samples: list[dict], verification: list[dict], reco
         "max_per_project": opts.max_per_project, "filter_runs": [str(p) for p in opts.filter_runs],
         "deveval_data_sha256": hashlib.sha256(data_path.read_bytes()).hexdigest(),
         "projects": [{"project_path": e.project_path, "pypi_name": e.pypi_name, "version": e.version,
-                      "usable": len(u), "in_set": e.project_path in used} for e, u in entries],
+                      "usable": len(u), "in_set": e.project_path in used,
+                      "licence": licence_of(roots[e.project_path]) if e.project_path in roots else None}
+                     for e, u in entries],
         "statistics": stats, "seconds": round(seconds, 1)})

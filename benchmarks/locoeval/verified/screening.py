@@ -33,6 +33,7 @@ from benchmarks.locoeval.verified.validity import SIBLING_LIMIT, token_in_text
 MAX_FACTS = 3
 MIN_FACTS = 2
 MAX_TRIES = 6
+SITE_OPTIONS = 2
 VOCABULARY_KINDS = ("raise", "constant", "string", "number", "call", "attribute")
 PROSE_EXEMPT = ("bool", "compare")     # their tokens (True, <, in) say nothing in prose
 
@@ -112,9 +113,7 @@ def static_screen(cand: Candidate, body_facts: BodyFacts, *, in_snapshot: Callab
     signature = cand.ref["signature"]
     dropped: dict[str, int] = {}
     for site in body_facts.sites():
-        option = _first_option(site, body_facts, prose, signature, in_snapshot, dropped)
-        if option is not None:
-            cand.options.append(option)
+        cand.options += _site_options(site, body_facts, prose, signature, in_snapshot, dropped)
     if dropped:
         cand.notes.append("static: " + ", ".join(f"{k} {v}" for k, v in sorted(dropped.items())))
     lines = {f.lines[0][0] for f in cand.options}
@@ -124,15 +123,21 @@ def static_screen(cand: Candidate, body_facts: BodyFacts, *, in_snapshot: Callab
     return cand
 
 
-def _first_option(site: FactSite, bf: BodyFacts, prose: str, signature: str,
-                  in_snapshot: Callable[[str], list[str]], dropped: dict[str, int]) -> Fact | None:
-    for alt in site.alternatives[:3]:
+def _site_options(site: FactSite, bf: BodyFacts, prose: str, signature: str,
+                  in_snapshot: Callable[[str], list[str]], dropped: dict[str, int]) -> list[Fact]:
+    """Up to SITE_OPTIONS facts of one site (its first alternatives that pass the static filters):
+    the second is tried only if the first's counterfactual passes the tests."""
+    out: list[Fact] = []
+    for alt in site.alternatives[:4]:
+        if len(out) >= SITE_OPTIONS:
+            break
         fact = bf.fact(site, alt)
         reason = _static_reason(fact, prose, signature, in_snapshot)
         if reason is None:
-            return fact
-        dropped[reason] = dropped.get(reason, 0) + 1
-    return None
+            out.append(fact)
+        else:
+            dropped[reason] = dropped.get(reason, 0) + 1
+    return out
 
 
 def distractor_eligible(fact: Fact) -> bool:

@@ -39,7 +39,7 @@ from typing import Any
 from benchmarks.locoeval.verified.distractors import MIN_EDIT, edit_distance
 from benchmarks.locoeval.verified.source import norm
 from benchmarks.locoeval.verified.validity import (SIBLING_LIMIT, Figures, SiblingIndex, SnapshotText, text_files,
-                                                   docstring_overlap, mentioned, target_docstring,
+                                                   docstring_overlap, indexed, mentioned, target_docstring,
                                                    visible_targets)
 
 ORACLE_CHECKS = ("reference", "blank", "distractor", "counterfactual", "alternative")
@@ -251,7 +251,7 @@ def validate(opts: ValidateOptions) -> tuple[list[str], int]:
             literal, counter_literal, token, counter = item_tokens(item)
             hits = [h for frag in (literal, counter_literal) for h in
                     view.text.files_with(frag, exclude=[*hidden, *blanked], limit=1)
-                    + [f for f, t in blanked.items() if norm(frag) and norm(frag) in norm(t)]]
+                    + [f for f, t in blanked.items() if indexed(f) and norm(frag) and norm(frag) in norm(t)]]
             with lock:
                 figures.facts[kind] += 1
                 figures.literal_in_snapshot[kind] += bool(hits)

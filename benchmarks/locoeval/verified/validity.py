@@ -2,7 +2,7 @@
 (as filters) and the validator (as figures).
 
 - **literal in snapshot**: a fact's literal or counter-literal (``facts.Fact``) occurs, whitespace
-  removed, in a text file of the snapshot the method sees (the blanked copy: targets blanked, with
+  removed, in a file of the snapshot the method sees (every file its repository index reads) (the blanked copy: targets blanked, with
   ``target_docstrings: remove`` their docstrings gone, the judging test files removed);
 - **token in requirement**: the fact's or the counterfactual's token occurs in the requirement turn
   (then the requirement, not the info turn, would decide the fact);
@@ -56,11 +56,22 @@ def text_files(root: Path) -> Iterable[tuple[str, str]]:
             continue
 
 
+def indexed(rel: str) -> bool:
+    """Would the repository index read this file (a source file of a supported language outside
+    hidden, vendored and virtualenv-like folders; ``reconmem.platform.code.index``)?"""
+    from reconmem.platform.code.index import SKIP_DIRS
+    from reconmem.platform.code.languages import language_for
+
+    parts = rel.split("/")
+    return language_for(parts[-1]) is not None and not any(
+        p.startswith(".") or p in SKIP_DIRS or p.endswith(".egg-info") for p in parts[:-1])
+
+
 class SnapshotText:
-    """Every text file of a tree, whitespace removed, in one searchable string."""
+    """Every file of a tree the repository index reads, whitespace removed, in one searchable string."""
 
     def __init__(self, files: Mapping[str, str]) -> None:
-        self.names = sorted(files)
+        self.names = sorted(f for f in files if indexed(f))
         parts, self.starts, pos = [], [], 0
         for name in self.names:
             t = norm(files[name]) + "\x00"
