@@ -77,7 +77,8 @@ def _body_facts(name: str) -> BodyFacts:
 def test_edit_distance_and_shapes():
     assert edit_distance("Cookie", "Cookies") == 1 and edit_distance("<", "<=") == 1
     assert edit_distance("ValueError", "KeyError") == 5 and edit_distance("", "ab") == 2
-    assert string_shape("Content-Type")[0] == "dashed" and string_shape("%s=%s") == ("other", 2)
+    assert string_shape("Content-Type")[0] == "dashed" and string_shape("%s=%s") == ("other", 2, "lower")
+    assert string_shape("utf-8")[2] == "lower" and string_shape("Reply-To")[2] == "mixed"
     assert string_shape(", ")[0] == "symbol" and string_shape("")[0] == "symbol"
 
 

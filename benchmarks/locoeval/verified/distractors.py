@@ -7,7 +7,7 @@ from the code around it, never from a character edit of the token:
 - a named constant (``UPPER_CASE`` name or ``mod.UPPER_CASE`` attribute): another constant of the
   same kind used in the module (same attribute base; for names, the same literal type);
 - a string: another string constant of the module (else the project) with the same shape
-  (identifier, dashed word, path, placeholder count, punctuation);
+  (identifier, dashed word, path, phrase, punctuation; the same placeholder count and letter case);
 - a number: another number of the module of the same type, else a neighbouring value (x2, /2,
   x10, /10);
 - a called function or method: another function of the module, another method of the class,
@@ -49,8 +49,8 @@ def edit_distance(a: str, b: str) -> int:
     return prev[-1]
 
 
-def string_shape(s: str) -> tuple[str, int]:
-    """(shape class, placeholder count) of a string constant."""
+def string_shape(s: str) -> tuple[str, int, str]:
+    """(shape class, placeholder count, letter case) of a string constant."""
     holders = len(re.findall(r"%[-#0 +]*\d*(?:\.\d+)?[sdrifxXeEgGc]|\{[^{}]*\}", s))
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s):
         cls = "ident-upper" if s.isupper() else ("ident-lower" if s.islower() or "_" in s else "ident")
@@ -64,7 +64,9 @@ def string_shape(s: str) -> tuple[str, int]:
         cls = "phrase"
     else:
         cls = "other"
-    return cls, holders
+    letters = "".join(c for c in s if c.isalpha())
+    case = "lower" if letters.islower() else "upper" if letters.isupper() else "mixed" if letters else "none"
+    return cls, holders, case
 
 
 def _is_docstring(parents: dict[ast.AST, ast.AST], node: ast.Constant) -> bool:

@@ -274,7 +274,7 @@ def generate(opts: Options) -> dict[str, Any]:
         return _static_report(active, next_candidate, screening)
 
     def n_usable() -> int:
-        return len(capped([c for e in active for c in kept_by_project[e.project_path]]))
+        return len(capped([c for e, _ in entries for c in kept_by_project[e.project_path]]))
 
     with ThreadPoolExecutor(max(1, opts.workers)) as pool:
         while active and n_usable() < opts.tasks:

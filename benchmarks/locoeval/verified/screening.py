@@ -195,8 +195,9 @@ def test_screen(cand: Candidate, run: Callable[[str], str]) -> Candidate:
 
 
 def overlap(a: Fact, b: Fact) -> bool:
-    """Do two facts share a source line, or does what one turn states contain the other's fragment?"""
-    if a.lines[0][0] == b.lines[0][0]:
+    """Do two facts share a source line or their change, or does what one turn states contain the
+    other's fragment?"""
+    if a.lines[0][0] == b.lines[0][0] or (a.token, a.counter_token) == (b.token, b.counter_token):
         return True
     said_a = [norm(x) for x in (a.literal, a.condition) if x]
     said_b = [norm(x) for x in (b.literal, b.condition) if x]
