@@ -3,7 +3,7 @@ grounding / stated / revised, and the validity figures (what a method could gues
 
     python -m scripts.validate_locoeval --samples PATH [--verification PATH] [--deveval-data PATH]
                                         [--manifest PATH] [--workers 1] [--executor local] [--static-only]
-                                        [--figures-only] [--ids SAMPLE_ID ...]
+                                        [--figures-only] [--ids SAMPLE_ID ...] [--resume FILE]
 
 Prints one ``FAIL <sample>/<req> <namespace>: <check>: <problem>`` line per failing check, the
 validity figures per fact kind, then the summary line; exit status 1 on any failure, 2 on unusable
@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
                          "counting them as failures (e.g. for the first verified set)")
     ap.add_argument("--ids", nargs="*", default=None, help="check only these sample ids")
     ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    ap.add_argument("--resume", type=Path, default=None,
+                    help="append-only outcome file (JSONL): pass / fail outcomes recorded there are not run again, "
+                         "so an interrupted validation continues where it stopped")
     args = ap.parse_args(argv)
 
     from benchmarks.locoeval.verified.validate import ValidateOptions, validate, verification_path
@@ -48,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = ValidateOptions(samples=args.samples, verification=vpath, deveval_data=args.deveval_data,
                            manifest=args.manifest, executor=args.executor, workers=args.workers,
                            timeout=args.timeout, static_only=args.static_only,
-                           enforce_validity=not args.figures_only, ids=args.ids, quiet=args.quiet)
+                           enforce_validity=not args.figures_only, ids=args.ids, quiet=args.quiet, resume=args.resume)
     try:
         lines, status = validate(opts)
     except (ValueError, FileNotFoundError) as exc:

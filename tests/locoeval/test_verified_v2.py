@@ -350,7 +350,9 @@ def test_shipped_set_shape(shipped):
     for s in samples:
         assert 30 <= len(s.outline) <= 69 and 1 <= len(s.requirements) <= 4, s.id
         assert s.target_docstrings == "remove" and all(st.text for st in s.outline), s.id
-        assert {st.kind for st in s.outline} == set(STEP_KINDS), s.id
+        assert set(STEP_KINDS) - {"noise"} <= {st.kind for st in s.outline}, s.id
+    # noise turns quote other documented public functions; a one-module project may have none left
+    assert sum(any(st.kind == "noise" for st in s.outline) for s in samples) >= 0.95 * len(samples)
     facts = [it for r in rows for it in r["items"].values()]
     assert sum(f["kind"] == "compare" for f in facts) <= 0.25 * len(facts)
     for r in rows:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.locoeval.verified.distractors import MIN_EDIT, edit_distance
+from benchmarks.locoeval.verified.screening import OutcomeCache
 from benchmarks.locoeval.verified.source import norm
 from benchmarks.locoeval.verified.validity import (SIBLING_LIMIT, Figures, SiblingIndex, SnapshotText, text_files,
                                                    docstring_overlap, indexed, mentioned, target_docstring,
@@ -47,6 +48,7 @@ STATIC_CHECKS = ("grounding", "stated", "revised")
 VALIDITY_CHECKS = ("literal", "docstring", "sibling", "edit")
 CHECKS = ORACLE_CHECKS + STATIC_CHECKS + VALIDITY_CHECKS
 COMPARE_SHARE = 0.25
+REFERENCE_KEY = "<the reference body>"   # the resume file's key for a reference run
 
 
 @dataclass
@@ -64,6 +66,7 @@ class ValidateOptions:
     enforce_validity: bool = True
     ids: list[str] | None = None
     quiet: bool = False
+    resume: Path | None = None     # append-only outcome file: a rerun repeats no conclusive test run
 
 
 def verification_path(samples: Path) -> Path:
@@ -229,6 +232,7 @@ def validate(opts: ValidateOptions) -> tuple[list[str], int]:
     executor = None if opts.static_only else build_executor({"name": opts.executor, "timeout_s": opts.timeout})
     envs: dict[str, Any] = {}
     env_lock = threading.Lock()
+    outcomes = OutcomeCache(opts.resume) if opts.resume and executor is not None else None
 
     def validity(s: Any, r: Any, ver: dict[str, Any], root: Path, label: str, visible: tuple[dict, list]) -> None:
         blanked, hidden = visible
@@ -319,10 +323,19 @@ def validate(opts: ValidateOptions) -> tuple[list[str], int]:
                 executor.prepare(envs[entry.project_path])
         env = envs[entry.project_path]
 
+        scope = f"{opts.executor}:{entry.project_path}@{entry.version}"
+
         def run(body: str | None) -> str:
+            key_body = REFERENCE_KEY if body is None else body
+            if outcomes is not None and (known := outcomes.get(scope, r.namespace, key_body)):
+                return known
             if body is None:
-                return run_reference(task, root, env=env, executor=executor).outcome
-            return run_body(task, root, body, env=env, executor=executor, hint=hint)[0].outcome
+                out = run_reference(task, root, env=env, executor=executor).outcome
+            else:
+                out = run_body(task, root, body, env=env, executor=executor, hint=hint)[0].outcome
+            if outcomes is not None and out in ("pass", "fail"):
+                outcomes.put(scope, r.namespace, key_body, out)
+            return out
 
         out = run(None)
         report(label, "reference", out == "pass", f"reference body: {out}")
