@@ -15,6 +15,7 @@ ledger slicing, cost and JSON-failure accounting, manifest and summary — is th
 from __future__ import annotations
 
 import abc
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,15 @@ from typing import Any, ClassVar
 from reconmem.platform.context import ContextManager
 
 ROLES = ("backbone", "user_backbone", "judge_backbone")
+
+
+def method_facing_id(sample_id: str) -> str:
+    """The id a method gets for a conversation (``Session.sample_id``): stable per sample, but opaque.
+
+    A benchmark's own ids carry labels (LoCoEval's ``-sh`` / ``-mh`` subset suffix, a CAB subset name);
+    the records keep those, a method sees ``conversation-<12 hex digits of sha256(id)>``.
+    """
+    return "conversation-" + hashlib.sha256(sample_id.encode("utf-8")).hexdigest()[:12]
 
 
 @dataclass

@@ -40,6 +40,8 @@ def _samples(tmp: Path, n: int, turns: int, tag: str) -> Path:
     (repo / "tinypkg").mkdir(parents=True, exist_ok=True)
     (repo / "tinypkg" / "__init__.py").write_text("")
     (repo / "tinypkg" / "ops.py").write_text(TINY_MODULE)
+    (repo / "tests").mkdir(exist_ok=True)
+    (repo / "tests" / "test_ops.py").write_text("from tinypkg.ops import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
     rows = []
     for i in range(n):
         sid = f"{tag}{i}"

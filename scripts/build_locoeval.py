@@ -115,7 +115,8 @@ def _make_filter(cfg, args, llm, root, tasks, cache_dir, project_path, blanked_c
     from reconmem.platform.code import RepositoryIndex
 
     blanked = blanked_copy(root, [(t.namespace, t.completion_path) for t in tasks], cache_dir=cache_dir,
-                           project_path=project_path)
+                           project_path=project_path,
+                           hidden_files=sorted({test.split("::", 1)[0] for t in tasks for test in t.tests}))
     index = RepositoryIndex.build(blanked)
     embedder = harness.build_embedder(cfg)
     executor = build_executor(cfg.executor)

@@ -35,7 +35,7 @@ from benchmarks.cab.docker_check import DockerUnavailableForIssue, docker_valida
 from benchmarks.cab.loader import CabIssue, load_issues
 from benchmarks.cab.metrics import issue_tokens, summarize, tokens_by_role
 from benchmarks.cab.tools import RepoTools, ToolLimits
-from benchmarks.task import Benchmark, RunEnv
+from benchmarks.task import Benchmark, RunEnv, method_facing_id
 from reconmem.platform.context import ContextManager, Session
 
 log = logging.getLogger(__name__)
@@ -203,7 +203,7 @@ def run_issue(
             t0 = time.perf_counter()
             repo_index = (repo_index_builder or _default_index_builder)(repo_root)
             base["index_seconds"] = round(time.perf_counter() - t0, 3)
-        session = Session(sample_id=issue.task_id, llm=maintainer_llm, embedder=embedder, repo=repo_index,
+        session = Session(sample_id=method_facing_id(issue.task_id), llm=maintainer_llm, embedder=embedder, repo=repo_index,
                           system_prompt=system_prompt, context_window=maintainer_llm.context_window,
                           repo_context_k=settings.repo_context_k,
                           meta={"no_recall_first_turn": True, "benchmark": "cab", "repo": issue.repo,

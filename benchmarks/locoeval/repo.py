@@ -32,6 +32,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 BLANK_STATEMENT = "raise NotImplementedError"
+BLANKED_RECORD = "blanked.json"  # beside the blanked tree, never inside it
 _BUILD_LOCK = threading.Lock()
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".tox", ".mypy_cache", ".pytest_cache")
 
@@ -155,8 +156,12 @@ def blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path,
     """A cached copy of ``root`` with ``targets`` ``[(namespace, completion_path)]`` blanked.
 
     ``hidden_files`` (paths like ``completion_path``) are removed from the copy, e.g. the test files
-    that judge the targets, so repository retrieval cannot show them to a method.
+    that judge the targets, so repository retrieval cannot show them to a method; one that is not in
+    ``root`` is a :class:`BlankingError` (the sample errors rather than run with its tests visible).
     ``strip_docstrings`` removes the targets' docstrings as well.
+
+    The returned tree holds nothing but the repository: what was blanked (and where the pristine
+    snapshot is) is recorded in ``blanked.json`` beside it, outside what a method can read.
     """
     with _BUILD_LOCK:
         return _blanked_copy(root, targets, cache_dir=cache_dir, project_path=project_path,
@@ -165,7 +170,7 @@ def blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path,
 
 def _blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path, project_path: str,
                   hidden_files: list[str], strip_docstrings: bool) -> Path:
-    key_fields: dict[str, Any] = {"root": str(root.resolve()), "targets": sorted(targets), "v": 1}
+    key_fields: dict[str, Any] = {"root": str(root.resolve()), "targets": sorted(targets), "v": 2}
     if hidden_files:
         key_fields["hidden"] = hidden_files
     if strip_docstrings:
@@ -173,12 +178,13 @@ def _blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path
     key_src = json.dumps(key_fields, sort_keys=True)
     key = hashlib.sha256(key_src.encode()).hexdigest()[:16]
     dest = cache_dir / "locoeval" / "blanked" / f"{root.name}-{key}"
-    if (dest / ".locoeval_blanked.json").exists():
-        return dest
+    tree = dest / root.name  # the indexed root keeps the snapshot's own name
+    if (dest / BLANKED_RECORD).exists():
+        return tree
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=dest.name + ".tmp"))
     try:
-        work = tmp / "tree"
+        work = tmp / root.name
         shutil.copytree(root, work, ignore=_IGNORE, symlinks=True)
         by_file: dict[Path, list[tuple[str, list[str]]]] = {}
         for namespace, completion_path in targets:
@@ -188,8 +194,9 @@ def _blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path
         for rel_hidden in hidden_files:
             try:
                 resolve_file(work, rel_hidden, project_path).unlink()
-            except FileNotFoundError:
-                log.warning("locoeval: file to hide %r is not in %s", rel_hidden, root)
+            except FileNotFoundError as exc:
+                raise BlankingError(f"test file to hide {rel_hidden!r} is not in {root}: the sample's judging "
+                                    "tests cannot be removed from what the method sees") from exc
         for f, items in by_file.items():
             try:
                 new = blank_source(f.read_text(encoding="utf-8"), [q for _, q in items], filename=str(f),
@@ -197,14 +204,14 @@ def _blanked_copy(root: Path, targets: list[tuple[str, str]], *, cache_dir: Path
             except BlankingError as exc:
                 raise BlankingError(f"{exc} (namespaces {[n for n, _ in items]})") from exc
             f.write_text(new, encoding="utf-8")
-        (work / ".locoeval_blanked.json").write_text(json.dumps({"root": str(root), "targets": targets,
-                                                                 "hidden_files": hidden_files,
-                                                                 "strip_docstrings": strip_docstrings}, indent=1))
+        (tmp / BLANKED_RECORD).write_text(json.dumps({"root": str(root), "targets": targets,
+                                                     "hidden_files": hidden_files,
+                                                     "strip_docstrings": strip_docstrings}, indent=1))
         try:
-            os.replace(work, dest)
+            os.replace(tmp, dest)
         except OSError:
-            if not (dest / ".locoeval_blanked.json").exists():  # a concurrent builder finished first: keep its copy
+            if not (dest / BLANKED_RECORD).exists():  # a concurrent builder finished first: keep its copy
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return dest
+    return tree

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.task import Benchmark, RunEnv
+from benchmarks.task import Benchmark, RunEnv, method_facing_id
 
 from benchmarks.locoeval.loader import load_samples
 from benchmarks.locoeval.mock_user import MockUser
@@ -133,7 +133,7 @@ def task_test_files(sample: Sample) -> list[str]:
     return sorted({t.split("::", 1)[0] for r in sample.requirements for t in r.tests})
 
 
-def sample_index(sample: Sample, cache_dir: Path, *, hide_task_tests: bool = False) -> Any:
+def sample_index(sample: Sample, cache_dir: Path, *, hide_task_tests: bool = True) -> Any:
     """The RepositoryIndex over the sample's blanked snapshot copy (built once per process).
 
     ``hide_task_tests`` also removes the test files that judge the tasks from the indexed copy; a
@@ -157,7 +157,7 @@ def sample_index(sample: Sample, cache_dir: Path, *, hide_task_tests: bool = Fal
 
 def _snapshot_name(sample: Sample) -> str:
     """The repository's name as its user has it: the snapshot directory (e.g. ``boltons-23.1.1``),
-    not the blanked copy the harness indexes (whose name carries a hash of its cache path)."""
+    not the path of the blanked copy the harness indexes (under the cache directory, with a hash in it)."""
     from benchmarks.locoeval.repo import snapshot_root
 
     return snapshot_root(sample.repo_spec).name
@@ -196,7 +196,7 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
     budgeted = BudgetedLLM(llm, {**dict(purpose_max_tokens or {}), "turn_generation": turn_max_tokens,
                                  "task_generation": task_max_tokens})
     session = Session(
-        sample_id=sample.id, llm=budgeted, embedder=embedder, repo=repo_index,
+        sample_id=method_facing_id(sample.id), llm=budgeted, embedder=embedder, repo=repo_index,
         system_prompt=system_prompt or load_prompt("response_system"),
         context_window=int(context_window or llm.context_window), repo_context_k=int(repo_context_k),
         meta={"benchmark": "locoeval", "project": sample.project_path},

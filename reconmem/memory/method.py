@@ -168,7 +168,7 @@ class ReConMem(ContextManager):
         code_retriever = None  # dense: the graph's and the repository's vectors, as in the paper
         if code_vectors is not None and RetrieverSpec.of(session.retriever).name != "dense":
             code_retriever = CodeRetriever(session.repo, code_vectors, self.code_kinds, session.retriever)
-        repository_name = session.repo_name or ("repository" if session.repo is not None else session.sample_id)
+        repository_name = session.repo_name or "repository"
         self.constructor = MemoryConstructor(
             self.graph,
             self.drafts,

@@ -31,18 +31,10 @@ def _load_locoeval_helpers():
 
 
 _helpers = _load_locoeval_helpers()
-TINY_MODULE, tiny_sample, write_samples = _helpers.TINY_MODULE, _helpers.tiny_sample, _helpers.write_samples
+tiny_sample, write_samples, _tiny_repo = _helpers.tiny_sample, _helpers.write_samples, _helpers.make_tiny_repo
 
 pytestmark = pytest.mark.slow
 MIX = ["429", "500", "reset", "502", "empty_choice", "503", "truncated_body", "truncated_json"]
-
-
-def _tiny_repo(tmp: Path) -> Path:
-    root = tmp / "tinyrepo"
-    (root / "tinypkg").mkdir(parents=True)
-    (root / "tinypkg" / "__init__.py").write_text("")
-    (root / "tinypkg" / "ops.py").write_text(TINY_MODULE)
-    return root
 
 
 def _sample(repo: Path, sid: str, turns: int = 4) -> dict:

@@ -23,10 +23,17 @@ def scale(values, factor=2):
 
 @pytest.fixture
 def tiny_repo(tmp_path: Path) -> Path:
-    root = tmp_path / "tinyrepo"
+    return make_tiny_repo(tmp_path)
+
+
+def make_tiny_repo(tmp: Path) -> Path:
+    """``tmp/tinyrepo``: the module the tiny samples target and the test file that judges them."""
+    root = tmp / "tinyrepo"
     (root / "tinypkg").mkdir(parents=True)
     (root / "tinypkg" / "__init__.py").write_text("")
     (root / "tinypkg" / "ops.py").write_text(TINY_MODULE)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_ops.py").write_text("from tinypkg.ops import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
     return root
 
 

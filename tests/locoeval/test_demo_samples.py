@@ -68,8 +68,8 @@ def test_hide_task_tests_removes_the_judging_tests_from_the_index(demo, boltons_
 
     s = demo[0]
     assert task_test_files(s) == ["tests/test_mathutils.py"]
-    shown = sample_index(s, tmp_path / "shown")
-    hidden = sample_index(s, tmp_path / "hidden", hide_task_tests=True)
+    shown = sample_index(s, tmp_path / "shown", hide_task_tests=False)
+    hidden = sample_index(s, tmp_path / "hidden")  # the default hides them
     assert any(p.startswith("tests/test_mathutils.py") for p in shown.files())
     assert not any(p.startswith("tests/test_mathutils.py") for p in hidden.files())
     assert any(p.startswith("tests/") for p in hidden.files())  # other tests stay

@@ -17,6 +17,7 @@ from typing import Any
 from reconmem.platform.context import Context, ContextManager, Reply, Turn, build_messages
 
 RECORD: list["Received"] = []  # one entry per Session the recorder was started with (in-process runs)
+MAX_DISK_FILE = 1_000_000       # bytes: larger files under the repository root are recorded by name only
 
 
 @dataclass
@@ -63,6 +64,8 @@ class RecordingManager(ContextManager):
         self.received = Received(session.sample_id)
         RECORD.append(self.received)
         rec = self.received
+        rec.add("session.sample_id", session.sample_id)
+        rec.add("leaf:session.sample_id", session.sample_id)
         rec.add("session.system_prompt", session.system_prompt)
         rec.add("session.meta", session.meta)
         for path, leaf in _leaves(session.meta, "session.meta"):
@@ -71,6 +74,7 @@ class RecordingManager(ContextManager):
         repo = session.repo
         if repo is not None:
             rec.add("repo.root", str(getattr(repo, "root", "")))
+            _record_disk(rec, Path(getattr(repo, "root", "")))
             for path in list(repo.entities):
                 rec.add("repo.path", path)
                 try:
@@ -104,6 +108,25 @@ class RecordingManager(ContextManager):
 
     def state(self) -> dict[str, Any]:
         return {"method": self.name}
+
+
+def _record_disk(rec: Received, root: Path) -> None:
+    """Every file under the indexed root, as a method's own file reads would find it: name and text."""
+    if not str(root) or not root.is_dir():
+        return
+    for p in sorted(root.rglob("*")):
+        if not p.is_file():
+            continue
+        rel = p.relative_to(root).as_posix()
+        rec.add(f"disk.name:{rel}", rel)
+        if p.stat().st_size <= MAX_DISK_FILE:
+            rec.add(f"disk:{rel}", p.read_bytes().decode("utf-8", errors="replace"))
+
+
+def disk_markers(received: Received) -> list[str]:
+    """Harness files in the tree a method reads (a blanked copy's record of what it changed)."""
+    return [t for c, t in received.items if c.startswith("disk.name:")
+            and Path(t).name in (".locoeval_blanked.json", "blanked.json")]
 
 
 # ------------------------------------------------------------------------- scripted replies (not a model's)
@@ -167,7 +190,9 @@ def locoeval_secrets(sample: Any) -> dict[str, list[str]]:
     from benchmarks.locoeval.repo import snapshot_root
 
     root = snapshot_root(sample.repo_spec)
-    secrets: dict[str, list[str]] = {"kind": [], "brief": [], "item_id": [], "reference_body": [], "judging_test": []}
+    secrets: dict[str, list[str]] = {"kind": [], "brief": [], "item_id": [], "reference_body": [], "judging_test": [],
+                                     "sample_id": [sample.id], "subset": [sample.subset],
+                                     "pristine_root": sorted({str(root), str(root.resolve())})}
     for step in sample.outline:
         secrets["kind"].append(step.kind)
         secrets["brief"].append(step.brief)
@@ -178,7 +203,7 @@ def locoeval_secrets(sample: Any) -> dict[str, list[str]]:
     return {k: sorted(set(v)) for k, v in secrets.items()}
 
 
-def find_leaks(received: Received, secrets: dict[str, list[str]], *, exact_leaf: tuple[str, ...] = ("kind",),
+def find_leaks(received: Received, secrets: dict[str, list[str]], *, exact_leaf: tuple[str, ...] = ("kind", "subset"),
                skip_channels: tuple[str, ...] = ()) -> list[str]:
     """Every (category, secret, channel) found. ``exact_leaf`` categories (short labels such as
     "distractor") count only as a whole string value or key a method received, not as a word of prose;

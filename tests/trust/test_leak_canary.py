@@ -20,6 +20,8 @@ indexed repository (docs/baselines.md quotes the failure).
 from __future__ import annotations
 
 import ast
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -39,16 +41,23 @@ def _compose(overrides: list[str]):
         return compose("config", overrides=overrides)
 
 
-@pytest.fixture(scope="module")
-def locoeval_run(tmp_path_factory):
+def _method_facing(sample_id: str) -> str:
+    try:
+        from benchmarks.task import method_facing_id
+    except ImportError:  # an older checkout handed methods the benchmark's own id
+        return sample_id
+    return method_facing_id(sample_id)
+
+
+def _locoeval_canary(tmp: Path, overrides: list[str]):
     from benchmarks.locoeval.loader import load_samples
     from benchmarks.locoeval.runner import run_benchmark
 
-    tmp = tmp_path_factory.mktemp("canary_locoeval")
     cfg = _compose([
-        "benchmark=demo", "method=full", "backbone=local",
+        "method=full", "backbone=local",
         "backbone.model=scripted/canary_kit:reply", "benchmark.evaluator=canary_kit.fake_evaluate",
         f"run.results_dir={tmp / 'results'}", "cache.llm=false", "benchmark.progress=false", "run.run_id=canary",
+        *overrides,
     ])
     with open_dict(cfg):
         cfg.method.manager = {"_target_": "canary_kit.RecordingManager"}
@@ -56,16 +65,36 @@ def locoeval_run(tmp_path_factory):
     run_benchmark(cfg)
     received = list(canary_kit.RECORD)
     samples = load_samples(str(cfg.benchmark.samples))
+    if cfg.run.get("limit"):
+        samples = samples[: int(cfg.run.limit)]
     return samples, received
 
 
-def test_locoeval_runner_hands_methods_no_grader_knowledge(locoeval_run):
-    samples, received = locoeval_run
+@pytest.fixture(scope="module")
+def locoeval_run(tmp_path_factory):
+    return _locoeval_canary(tmp_path_factory.mktemp("canary_locoeval"), ["benchmark=demo"])
+
+
+@pytest.fixture(scope="module")
+def verified_run(tmp_path_factory):
+    """The second verified set's first samples (docstrings removed, its judging tests hidden); the
+    whole set: ``LEAK_CANARY_VERIFIED_LIMIT=150``."""
+    limit = int(os.environ.get("LEAK_CANARY_VERIFIED_LIMIT", "2"))
+    return _locoeval_canary(tmp_path_factory.mktemp("canary_verified"),
+                            ["benchmark=locoeval_verified_v2", f"run.limit={limit}"])
+
+
+@pytest.mark.parametrize("run_name", ["locoeval_run", "verified_run"])
+def test_locoeval_runner_hands_methods_no_grader_knowledge(run_name, request):
+    samples, received = request.getfixturevalue(run_name)
     by_id = {r.sample_id: r for r in received}
-    assert set(by_id) == {s.id for s in samples}, "every demo sample reached the recorder"
+    assert set(by_id) == {_method_facing(s.id) for s in samples}, "every sample reached the recorder"
     leaks: list[str] = []
     for sample in samples:
-        rec = by_id[sample.id]
+        rec = by_id[_method_facing(sample.id)]
+        assert rec.sample_id != sample.id and not re.search(r"-(sh|mh|single|multi)\b|hop", rec.sample_id), \
+            f"the method-facing id {rec.sample_id!r} carries the benchmark's id or subset"
+        leaks += [f"{sample.id}: harness file {m!r} in the indexed tree" for m in canary_kit.disk_markers(rec)]
         turns = [c for c, _ in rec.items if c == "turn"]
         assert len(turns) == len(sample.outline), "every preparation turn was observed"
         assert any(c.startswith("repo.source:") for c, _ in rec.items), "the repository index was walked"
@@ -79,12 +108,12 @@ def test_canary_detects_a_planted_leak(locoeval_run):
     """The check can fail: plant each secret category into a copy of what was received."""
     samples, received = locoeval_run
     sample = samples[0]
-    rec = next(r for r in received if r.sample_id == sample.id)
+    rec = next(r for r in received if r.sample_id == _method_facing(sample.id))
     secrets = canary_kit.locoeval_secrets(sample)
     for category, values in secrets.items():
         planted = canary_kit.Received(rec.sample_id, list(rec.items))
-        if category == "kind":
-            planted.add("leaf:turn[1].meta.kind", values[0])
+        if category in ("kind", "subset"):
+            planted.add(f"leaf:turn[1].meta.{category}", values[0])
         else:
             planted.add("query", f"prefix {values[0]} suffix")
         assert any(leak.startswith(category) for leak in canary_kit.find_leaks(planted, secrets)), category
@@ -117,14 +146,14 @@ def test_cab_runner_hands_methods_no_grader_knowledge(tmp_path, monkeypatch):
     run_benchmark(_cab_cfg(tmp_path))
     received = list(canary_kit.RECORD)
     assert received, "at least one fixture issue reached the method"
-    issues = {json.loads(line)["task_id"]: json.loads(line) for line in (CAB_TESTS / "fixture_issues.jsonl").read_text().splitlines()
+    issues = {_method_facing(json.loads(line)["task_id"]): json.loads(line) for line in (CAB_TESTS / "fixture_issues.jsonl").read_text().splitlines()
               if line.strip()}
     leaks = []
     for rec in received:
         issue = issues[rec.sample_id]
         comments = ast.literal_eval(issue["comments"]) if isinstance(issue["comments"], str) else issue["comments"]
         secrets = {"satisfaction_condition": list(issue["satisfaction_conditions"]),
-                   "resolving_comment": [c["body"] for c in comments]}
+                   "resolving_comment": [c["body"] for c in comments], "task_id": [issue["task_id"]]}
         # the user agent knows the conditions and may quote them: only non-user channels count
         user_channels = ("query", "turn")
         leaks += [f"{rec.sample_id}: {leak}" for leak in canary_kit.find_leaks(rec, secrets, exact_leaf=(),

@@ -31,7 +31,6 @@ from benchmarks.locoeval.verified.source import norm
 SIBLING_LIMIT = 0.7
 MAX_FILE_BYTES = 2_000_000
 _SKIP_PARTS = {".git", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"}
-_MARKER = ".locoeval_blanked.json"
 _STOP = set("the and for with from that this into when then than are its has have not but all any "
             "each which will can may also only None none true false return returns value values given "
             "function method argument arguments object instance self".split())
@@ -40,7 +39,7 @@ _STOP = set("the and for with from that this into when then than are its has hav
 def text_files(root: Path) -> Iterable[tuple[str, str]]:
     """(repository-relative path, text) of every UTF-8 text file of a tree (binary, huge and cache files skipped)."""
     for p in sorted(root.rglob("*")):
-        if not p.is_file() or p.name == _MARKER or _SKIP_PARTS & set(p.relative_to(root).parts):
+        if not p.is_file() or _SKIP_PARTS & set(p.relative_to(root).parts):
             continue
         try:
             if p.stat().st_size > MAX_FILE_BYTES:
