@@ -26,10 +26,11 @@ than the calibration samples cost more than estimated; calibrate on samples of t
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
+
+from benchmarks.records import LEDGER, RunDir, SampleDir, Status
 
 ROLE_OF_PURPOSE = (("mock_user", "user_backbone"), ("user", "user_backbone"), ("judge", "judge_backbone"))
 
@@ -54,71 +55,45 @@ def sample_units(sample: Any, *, skip_prep_replies: bool = False) -> int | None:
     return len(outline or ()) + len(tasks or ())
 
 
-def _ledger_rows(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return rows
-
-
 def calibrate(results_dir: str | Path, benchmark: str, method: str, backbone: str | None = None, *,
               skip_prep_replies: bool | None = None) -> dict[str, Any] | None:
     """Per-purpose rates from the finished samples of the best earlier run (see module doc), or None.
     ``skip_prep_replies`` (not None): only runs whose manifest says the same."""
-    root = Path(results_dir) / benchmark
-    best: tuple[tuple[int, int], Path] | None = None
-    for run in root.glob(f"*/{method}/*"):
-        if skip_prep_replies is not None and _skipped_replies(run) != skip_prep_replies:
+    best: tuple[tuple[int, int], RunDir, list[SampleDir]] | None = None
+    for run in RunDir.of_method(results_dir, benchmark, method):
+        if skip_prep_replies is not None and bool(run.manifest_file().get("skip_prep_replies")) != skip_prep_replies:
             continue
-        finished = [d for d in (run / "samples").glob("*") if _finished(d)]
+        finished = [d for d in run.sample_dirs() if _finished(d)]
         if not finished:
             continue
-        rank = (int(run.parent.parent.name == backbone), len(finished))
+        rank = (int(run.backbone_folder == backbone), len(finished))
         if best is None or rank > best[0]:
-            best = (rank, run)
+            best = (rank, run, finished)
     if best is None:
         return None
-    run = best[1]
+    _, run, finished = best
     calls: dict[str, int] = defaultdict(int)
     tin: dict[str, int] = defaultdict(int)
     tout: dict[str, int] = defaultdict(int)
     units = 0
-    samples = 0
-    for d in (run / "samples").glob("*"):
-        if not _finished(d):
-            continue
-        rows = [e for e in _ledger_rows(d / "ledger.jsonl") if e.get("purpose") and e.get("purpose") != "prior_spend"]
+    for d in finished:
+        rows = [e for e in d.ledger(strict=False) if e.get("purpose") and e.get("purpose") != "prior_spend"]
         steps = {(e.get("phase"), e.get("turn")) for e in rows if e.get("turn") is not None}
         units += max(1, len(steps))
-        samples += 1
         for e in rows:
             p = str(e["purpose"])
             calls[p] += 1
             tin[p] += int(e.get("input_tokens") or 0)
             tout[p] += int(e.get("output_tokens") or 0)
-    return {"run": str(run), "samples": samples, "units": units, "units_per_sample": units / max(1, samples),
+    samples = len(finished)
+    return {"run": str(run.path), "samples": samples, "units": units, "units_per_sample": units / max(1, samples),
             "purposes": {p: {"calls_per_unit": calls[p] / units, "input_per_call": tin[p] / calls[p],
                              "output_per_call": tout[p] / calls[p]} for p in sorted(calls)}}
 
 
-def _skipped_replies(run: Path) -> bool:
-    try:
-        manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return False
-    return bool(manifest.get("skip_prep_replies"))
-
-
-def _finished(sample_dir: Path) -> bool:
-    try:
-        result = json.loads((sample_dir / "result.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return False
-    return result.get("status") == "ok" and (sample_dir / "ledger.jsonl").is_file()
+def _finished(sample: SampleDir) -> bool:
+    result = sample.result()
+    return result is not None and result.get("status") == Status.OK.value and sample.file(LEDGER).is_file()
 
 
 def _price(cfg: Any, role: str):

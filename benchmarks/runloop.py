@@ -44,9 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import records
-from benchmarks.records import attempt_events
+from benchmarks.records import Family, RunDir, Status, attempt_events
 from benchmarks.harness import ConfigError, DataError, embedder_settings, retriever_spec, with_retriever_identity
-from benchmarks.runs import RunDir, provenance, run_pool
+from benchmarks.runs import provenance, run_pool
 from benchmarks.task import Benchmark, RunEnv
 
 log = logging.getLogger(__name__)
@@ -84,6 +84,12 @@ def build_benchmark(cfg: Any) -> Benchmark:
         raise ConfigError(f"benchmark._target_={target}: cannot import ({exc})") from exc
     if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
         raise ConfigError(f"benchmark._target_={target}: not a benchmarks.task.Benchmark subclass")
+    try:
+        Family.parse(cls.family, f"benchmark._target_={target}: family")
+        for status in cls.statuses:
+            Status.parse(status, f"benchmark._target_={target}: statuses")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return cls(cfg)
 
 
@@ -298,33 +304,27 @@ def _run_config(cfg: Any) -> dict[str, Any]:
     selected_ids = [bench.sample_id(s) for s in samples]
     shard = parse_shard(cfg.run.get("shard"))
     mine = [s for s in samples if in_shard(bench.sample_id(s), shard)]
-    run_path = _run_path(cfg)
-    finished = {sid for sid in selected_ids
-                if (r := records.read_result(run_path / records.SAMPLES / records.safe_name(sid))) is not None
-                and r.get("status") in (bench.final_statuses | {"ok"})}
+    run_dir = _run_dir(cfg)
     retry = bool(cfg.run.get("retry_errors", True))
 
     def needs_run(s: Any) -> bool:
-        sid = bench.sample_id(s)
-        if sid in finished:
+        status = run_dir.status(bench.sample_id(s))
+        if status is not None and status.final:
             return False
-        if not retry:
-            r = records.read_result(run_path / records.SAMPLES / records.safe_name(sid))
-            return r is None or r.get("status") != records.ERROR_STATUS
-        return True
+        return retry or status is not Status.ERROR
 
     todo = [s for s in mine if needs_run(s)]
     if cfg.run.get("dry_run"):
         return {"dry_run": True, "benchmark": str(cfg.benchmark.name), "n_selected": len(samples),
                 "n_to_run": len(todo), "estimate": _estimate(cfg, bench, todo)}
-    if todo:
-        from benchmarks import harness
+    from benchmarks import harness
 
+    method = harness.build_method(cfg)  # a config problem fails the run once, not every sample
+    if todo:
         _preflight(cfg, bench, todo)
         bench.check_data(cfg, todo)
-        check_method_inputs(cfg, bench, harness.build_method(cfg))
-    run_dir = RunDir(run_path, final_statuses=bench.final_statuses)
-    write_manifest(run_dir.path, cfg, bench, samples, shard)
+        check_method_inputs(cfg, bench, method)
+    write_manifest(run_dir, cfg, bench, samples, shard, method=method)
     skipped = len(mine) - len(todo)
     if skipped:
         print(f"{cfg.benchmark.name}: {skipped} finished sample(s) skipped, {len(todo)} to run in {run_dir.path}")
@@ -332,16 +332,13 @@ def _run_config(cfg: Any) -> dict[str, Any]:
     from reconmem.platform.llm import UsageLedger
 
     limit = cfg.run.get("cost_limit_usd")
-    prior = prior_spend(run_dir.path, [bench.sample_id(s) for s in mine])
+    prior = prior_spend(run_dir, [bench.sample_id(s) for s in mine])
     seed = [{"purpose": "prior_spend", "cost_usd": prior, "input_tokens": 0, "output_tokens": 0}] if prior else []
     env = RunEnv(cfg=cfg, ledger=UsageLedger(seed, cost_limit_usd=None if limit is None else float(limit)),
                  run_path=run_dir.path, progress=bool(cfg.benchmark.get("progress", True)))
     stop = threading.Event()
     counter = JsonFailureCounter()
     if todo:
-        from benchmarks import harness
-
-        harness.build_method(cfg)  # a config problem fails the run once, not every sample
         bench.setup(env, todo)
         workers = max(1, int(cfg.run.get("workers", 1) or 1))
         cap = bench.max_workers(cfg)
@@ -355,26 +352,26 @@ def _run_config(cfg: Any) -> dict[str, Any]:
                      progress=env.progress)
         finally:
             logger.removeHandler(counter)
-    return write_summary(run_dir.path, cfg, bench, selected_ids, [bench.sample_id(s) for s in mine], shard,
+    return write_summary(run_dir, cfg, bench, selected_ids, [bench.sample_id(s) for s in mine], shard,
                          stopped="cost_limit" if stop.is_set() else None)
 
 
-def prior_spend(run_path: Path, sample_ids: Sequence[str]) -> float:
+def prior_spend(run_dir: RunDir, sample_ids: Sequence[str]) -> float:
     """Dollars already recorded in these samples' ledgers (finished or interrupted attempts): they count
     towards ``run.cost_limit_usd``, so a resume continues only under a higher limit."""
-    return round(sum(_recorded_spend(run_path / records.SAMPLES / records.safe_name(sid)) for sid in sample_ids), 10)
+    return round(sum(_recorded_spend(run_dir.sample(sid)) for sid in sample_ids), 10)
 
 
-def _recorded_spend(sample_dir: Path) -> float:
+def _recorded_spend(sample: records.SampleDir) -> float:
     """The sample folder's ledger cost plus what its earlier (redone) attempts cost."""
-    total = sum(float(e.get("cost_usd") or 0.0) for e in records.read_jsonl(sample_dir / records.LEDGER, strict=False))
-    r = records.read_result(sample_dir)
+    total = sum(float(e.get("cost_usd") or 0.0) for e in sample.ledger(strict=False))
+    r = sample.result()
     return total + float((r or {}).get("earlier_attempts_cost_usd") or 0.0)
 
 
-def _run_path(cfg: Any) -> Path:
-    return (Path(cfg.run.results_dir) / str(cfg.benchmark.name) / str(cfg.backbone.name) / str(cfg.method.name)
-            / str(cfg.run.run_id))
+def _run_dir(cfg: Any) -> RunDir:
+    return RunDir.at(cfg.run.results_dir, str(cfg.benchmark.name), str(cfg.backbone.name), str(cfg.method.name),
+                     str(cfg.run.run_id))
 
 
 def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, counter: JsonFailureCounter | None = None,
@@ -389,7 +386,7 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, coun
     if stop is not None and stop.is_set():
         return None
     sid = bench.sample_id(sample)
-    earlier = _recorded_spend(run_dir.sample_dir(sid))  # spent by errored / interrupted attempts being redone
+    earlier = _recorded_spend(run_dir.sample(sid))  # spent by errored / interrupted attempts being redone
     out = run_dir.reset_sample(sid)
     attempt = uuid.uuid4().hex[:12]
     t0 = time.perf_counter()
@@ -398,8 +395,8 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, coun
         try:
             result = dict(bench.run_sample(sample, method if method is not None else harness.build_method(cfg=env.cfg),
                                            senv))
-            status = str(result.get("status") or records.OK)
-            if status not in bench.statuses | {records.OK}:
+            status = str(result.get("status") or Status.OK.value)
+            if status not in bench.statuses | {Status.OK.value}:
                 raise RuntimeError(f"{type(bench).__name__}.run_sample returned undeclared status {status!r}")
             result["status"] = status
         except CostLimitReached as exc:
@@ -410,12 +407,12 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, coun
                     f.unlink()
                 elif f.is_dir():
                     shutil.rmtree(f, ignore_errors=True)
-            result = {**bench.error_result(sample), "status": records.INTERRUPTED,
+            result = {**bench.error_result(sample), "status": Status.INTERRUPTED.value,
                       "error": f"{type(exc).__name__}: {exc}"}
         except Exception as exc:  # noqa: BLE001 - recorded; retried on resume
             records.atomic_write_text(out / records.ERROR, traceback.format_exc())
             log.warning("%s: sample %s failed: %s: %s", bench.family or type(bench).__name__, sid, type(exc).__name__, exc)
-            result = {**bench.error_result(sample), "status": records.ERROR_STATUS, "errored": True,
+            result = {**bench.error_result(sample), "status": Status.ERROR.value, "errored": True,
                       "error": f"{type(exc).__name__}: {exc}"}
     events = attempt_events([env.ledger, *env.shared.get("ledgers", ())], attempt)
     records.write_jsonl(out / records.LEDGER, events)
@@ -433,8 +430,8 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, coun
 
 
 # ----------------------------------------------------------------------------- manifest and summary
-def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence[Any],
-                   shard: tuple[int, int] | None) -> dict[str, Any]:
+def write_manifest(run_dir: RunDir, cfg: Any, bench: Benchmark, samples: Sequence[Any],
+                   shard: tuple[int, int] | None, *, method: Any = None) -> dict[str, Any]:
     """config.yaml and manifest.json (merged view), plus the shard's own files when sharded."""
     from omegaconf import OmegaConf
 
@@ -445,7 +442,9 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
     target = cfg.benchmark.get("_target_") or RUNNER_ALIASES.get(str(cfg.benchmark.get("runner")))
     manifest = {
         "benchmark": str(cfg.benchmark.name), "family": bench.family, "benchmark_target": target,
-        "method": str(cfg.method.name), "backbone": str(cfg.backbone.name), "run_id": str(cfg.run.run_id),
+        "method": str(cfg.method.name), "method_label": cfg.method.get("label"),
+        "method_params": method_params(cfg, method),
+        "backbone": str(cfg.backbone.name), "run_id": str(cfg.run.run_id),
         "models": models, "model_labels": labels, "scripted": records.is_scripted(models),
         "hide_task_tests": cfg.benchmark.get("hide_task_tests"),
         "privileged_inputs": sorted(method_inputs(cfg)[0]), "skip_prep_replies": method_inputs(cfg)[1],
@@ -463,18 +462,27 @@ def write_manifest(run_path: Path, cfg: Any, bench: Benchmark, samples: Sequence
     if bench.family == "locoeval" and cfg.get("executor") is not None:
         manifest["executor"] = _executor_record(cfg, str(manifest.get("python") or ""))
     config_text = OmegaConf.to_yaml(cfg, resolve=True)
+    shard_text = None
     if shard is not None:
         merged_cfg = cfg.copy()
         with _open_struct(merged_cfg):
             merged_cfg.run.shard = None
-        records.atomic_write_text(records.shard_file(run_path, "config", shard).with_suffix(".yaml"), config_text)
-        records.atomic_write_json(records.shard_file(run_path, "manifest", shard),
-                                  {**manifest, "shard": shard_label(shard), "n_shards": shard[1]})
-        config_text = OmegaConf.to_yaml(merged_cfg, resolve=True)
-        manifest["n_shards"] = shard[1]
-    records.atomic_write_text(run_path / records.CONFIG, config_text)
-    records.atomic_write_json(run_path / records.MANIFEST, manifest)
+        shard_text, config_text = config_text, OmegaConf.to_yaml(merged_cfg, resolve=True)
+    run_dir.write_manifest(manifest, config_text, shard=shard, shard_config_text=shard_text)
     return manifest
+
+
+def method_params(cfg: Any, method: Any = None) -> dict[str, Any]:
+    """The method's parameters as this run uses them: ``method.manager`` (resolved, without
+    ``_target_``) updated with what the method resolved itself (``ContextManager.params``)."""
+    from omegaconf import OmegaConf
+
+    node = cfg.method.get("manager")
+    params = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else dict(node or {})
+    params.pop("_target_", None)
+    if method is not None:
+        params.update(method.params())
+    return params
 
 
 def _backbone_settings(cfg: Any, models: Mapping[str, Any]) -> dict[str, Any]:
@@ -531,29 +539,30 @@ class _open_struct:
         self._ctx.__exit__(*exc)
 
 
-def write_summary(run_path: Path, cfg: Any, bench: Benchmark, selected_ids: Sequence[str], shard_ids: Sequence[str],
+def write_summary(run_dir: RunDir, cfg: Any, bench: Benchmark, selected_ids: Sequence[str], shard_ids: Sequence[str],
                   shard: tuple[int, int] | None, *, stopped: str | None = None) -> dict[str, Any]:
     """summary.json over every selected sample (merged view) and the shard's own summary: the
     benchmark scores every selected id, a missing or interrupted one as failed (``n_missing``)."""
 
     def counts(ids: Sequence[str]) -> dict[str, Any]:
-        results = records.sample_results(run_path, ids)
+        results = run_dir.results(ids)
         status = Counter(str(r.get("status")) for r in results)
+        interrupted = status.get(Status.INTERRUPTED.value, 0)
         return {"n_selected": len(ids), "n_finished": len(results), "n_unfinished": len(ids) - len(results),
                 "status_counts": dict(sorted(status.items())),
-                "n_errored": sum(1 for r in results if r.get("status") == records.ERROR_STATUS or r.get("errored")),
-                "n_interrupted": status.get(records.INTERRUPTED, 0),
-                "n_missing": len(ids) - len(results) + status.get(records.INTERRUPTED, 0),
+                "n_errored": sum(1 for r in results if records.sample_class(r) == "errored"),
+                "n_interrupted": interrupted,
+                "n_missing": len(ids) - len(results) + interrupted,
                 "json_failures": sum(int(r.get("json_failures") or 0) for r in results),
                 "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in results), 8)}
 
     head = {"benchmark": str(cfg.benchmark.name), "method": str(cfg.method.name), "backbone": str(cfg.backbone.name),
-            "run_id": str(cfg.run.run_id), "run_dir": str(run_path), "repeat": repeat_record(cfg)}
-    summary = {**head, **bench.score(run_path, list(selected_ids)), **counts(selected_ids), "stopped": stopped,
+            "run_id": str(cfg.run.run_id), "run_dir": str(run_dir.path), "repeat": repeat_record(cfg)}
+    summary = {**head, **bench.score(run_dir.path, list(selected_ids)), **counts(selected_ids), "stopped": stopped,
                "shard": None}
+    part = None
     if shard is not None:
         part = {**head, **counts(shard_ids), "stopped": stopped, "shard": shard_label(shard)}
-        records.atomic_write_json(records.shard_file(run_path, "summary", shard), part)
         summary["n_shards"] = shard[1]
-    records.atomic_write_json(run_path / records.SUMMARY, summary)
+    run_dir.write_summary(summary, shard_part=part, shard=shard)
     return summary

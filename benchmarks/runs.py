@@ -1,16 +1,5 @@
-"""Run directories, the resume rule, the bounded sample pool and the manifest's provenance fields.
-
-Layout (one run = one method x backbone x benchmark x run_id)::
-
-    results/<benchmark>/<backbone>/<method>/<run_id>/
-        config.yaml  manifest.json  summary.json  shards/ (sharded runs)
-        samples/<sample_id>/result.json (+ conversation.jsonl, contexts.jsonl, ledger.jsonl, ...)
-
-A sample is finished when its ``result.json`` exists with a status the benchmark declares final
-(``Benchmark.final_statuses``; ``ok`` always is). ``error`` and ``interrupted`` samples are redone on
-resume. The record format itself (file names, fields, atomic writers, readers) is
-:mod:`benchmarks.records`; the names re-exported here keep older imports working.
-"""
+"""The bounded sample pool and the manifest's provenance fields (the run directory itself is
+:class:`benchmarks.records.RunDir`)."""
 
 from __future__ import annotations
 
@@ -19,65 +8,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Callable, Collection, Sequence
-
-from benchmarks.records import (  # noqa: F401 - re-exported
-    RESULT, SAMPLES, append_jsonl, atomic_write_json, atomic_write_text, read_result, safe_name, write_jsonl,
-)
-
-DEFAULT_FINAL_STATUSES = frozenset({"ok"})
-
-
-class RunDir:
-    """One run's directory: per-sample folders, statuses and the resume rule."""
-
-    def __init__(self, path: str | Path, *, final_statuses: Collection[str] = DEFAULT_FINAL_STATUSES):
-        self.path = Path(path)
-        self.samples_path = self.path / SAMPLES
-        self.samples_path.mkdir(parents=True, exist_ok=True)
-        self.final_statuses = frozenset(final_statuses) | {"ok"}
-
-    @classmethod
-    def for_config(cls, cfg: Any, **kw: Any) -> "RunDir":
-        """``<results_dir>/<benchmark>/<backbone>/<method>/<run_id>`` from a composed config."""
-        return cls(Path(cfg.run.results_dir) / cfg.benchmark.name / cfg.backbone.name / cfg.method.name
-                   / str(cfg.run.run_id), **kw)
-
-    def sample_dir(self, sample_id: str) -> Path:
-        d = self.samples_path / safe_name(sample_id)
-        d.mkdir(parents=True, exist_ok=True)
-        return d
-
-    def result(self, sample_id: str) -> dict[str, Any] | None:
-        return read_result(self.samples_path / safe_name(sample_id))  # type: ignore[return-value]
-
-    def status(self, sample_id: str) -> str | None:
-        """``None`` (never run / killed mid-sample), or the recorded status."""
-        r = self.result(sample_id)
-        return None if r is None else r.get("status")
-
-    def is_done(self, sample_id: str) -> bool:
-        return self.status(sample_id) in self.final_statuses
-
-    def reset_sample(self, sample_id: str) -> Path:
-        """Clear an unfinished/errored sample's folder before re-running it."""
-        d = self.sample_dir(sample_id)
-        for f in d.iterdir():
-            if f.is_file():
-                f.unlink()
-        return d
-
-    def write_result(self, sample_id: str, result: dict[str, Any]) -> Path:
-        """Write the sample's result.json last: its presence marks the sample finished."""
-        return atomic_write_json(self.sample_dir(sample_id) / RESULT, {"sample_id": sample_id, **result})
-
-    def results(self) -> list[dict[str, Any]]:
-        out = []
-        for d in sorted(self.samples_path.iterdir()):
-            r = read_result(d) if d.is_dir() else None
-            if r is not None:
-                out.append(r)
-        return out
+from typing import Any, Callable, Sequence
 
 
 def run_pool(items: Sequence[Any], fn: Callable[[Any], Any], *, workers: int = 1, desc: str = "samples",

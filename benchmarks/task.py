@@ -62,11 +62,11 @@ class RunEnv:
 class Benchmark(abc.ABC):
     """Base class of a benchmark; subclasses set ``family`` and the statuses they may return."""
 
+    #: how its records are read (a ``benchmarks.records.Family`` value: ``locoeval`` | ``cab``)
     family: ClassVar[str] = ""
-    #: statuses run_sample may return besides ok (the loop adds error / interrupted itself)
+    #: ``benchmarks.records.Status`` values run_sample may return besides ok (the loop adds error /
+    #: interrupted itself); whether one is final, scored or excluded is the status's own meaning
     statuses: ClassVar[frozenset[str]] = frozenset()
-    #: statuses that mean "finished, do not redo on resume" (ok always is)
-    final_statuses: ClassVar[frozenset[str]] = frozenset({"ok"})
     #: privileged inputs run_sample can hand a bracket method (reconmem/platform/brackets.py)
     privileged_inputs: ClassVar[frozenset[str]] = frozenset()
     #: run_sample can skip generating preparation replies for a method that reads no earlier turn

@@ -339,7 +339,7 @@ def output_path(cfg: DictConfig) -> Path:
 
 def calibrate(cfg: DictConfig, task_overrides: Sequence[str]) -> dict[str, Any]:
     """The whole calibration of ``cfg.method`` on ``cfg.backbone``; returns the written record."""
-    from benchmarks.runs import atomic_write_json, atomic_write_text
+    from benchmarks.records import atomic_write_json, atomic_write_text
 
     method = str(cfg.method.name)
     reference = str(cfg.calib.reference)

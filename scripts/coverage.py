@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.analysis.coverage import PROMPT_VERSION, VIEWS_VERSION, CoverageJudge, judge_sample
     from benchmarks.analysis.records import LOCOEVAL, RecordError, load_runs
     from benchmarks.harness import ConfigError, build_llm
-    from benchmarks.runs import atomic_write_json
+    from benchmarks.records import COVERAGE, atomic_write_json
     from reconmem.platform.llm import UsageLedger
 
     try:
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             record["judge_model"] = judge_model
             record["ledger"] = ledger.events[start:]
-            atomic_write_json(sample.path / "coverage.json", record)
+            atomic_write_json(sample.path / COVERAGE, record)
             done += 1
             bad = sum(1 for t in record["task_runs"] if "error" in t or
                       any(not v["complete"] for v in (t.get("views") or {}).values()))

@@ -32,17 +32,15 @@ def _fmt(v: object, pct: bool = False) -> str:
 
 def _time_split(method: str, run_dir: str) -> str:
     """One line: the samples' wall seconds and how much of it the uncached model calls took, by purpose."""
-    from pathlib import Path
-
-    from benchmarks.records import read_ledger, read_result
+    from benchmarks.records import RunDir
 
     wall, by_purpose, prompt, prefilled, calls = 0.0, {}, 0, 0, 0
-    for sample_dir in sorted(Path(run_dir, "samples").iterdir()):
-        result = read_result(sample_dir)
+    for sample_dir in RunDir(run_dir).sample_dirs():
+        result = sample_dir.result()
         if result is None:
             continue
         wall += float(result.get("wall_seconds") or 0.0)
-        for event in read_ledger(sample_dir):
+        for event in sample_dir.ledger():
             if event.get("attempt") == result.get("attempt") and not event.get("cached"):
                 purpose = str(event.get("purpose"))
                 by_purpose[purpose] = by_purpose.get(purpose, 0.0) + float(event.get("seconds") or 0.0)

@@ -60,10 +60,10 @@ def _run_config(run_dir: Path) -> dict[str, Any]:
 
 def count_run(run_dir: str | Path, samples: Mapping[str, Any]) -> dict[str, Any]:
     """Judging-test hits of one run directory (``samples``: sample id -> Sample)."""
-    from benchmarks.records import read_contexts, read_manifest
+    from benchmarks.records import RunDir
 
     run = Path(run_dir)
-    manifest = read_manifest(run)
+    manifest = RunDir(run).manifest_file()
     config = _run_config(run)
     hide = manifest.get("hide_task_tests")
     if hide is None:
@@ -73,14 +73,13 @@ def count_run(run_dir: str | Path, samples: Mapping[str, Any]) -> dict[str, Any]
         "hide_task_tests": hide, "task_contexts": 0, "contexts_hit_any": 0, "contexts_hit_own": 0, "hit_items": 0,
         "examples": [],
     }
-    sample_dirs = sorted(p for p in (run / "samples").iterdir() if p.is_dir()) if (run / "samples").is_dir() else []
-    for sample_dir in sample_dirs:
+    for sample_dir in RunDir(run).sample_dirs():
         sample = samples.get(sample_dir.name)
         if sample is None:
             continue
         tests_by_req = judging_entities(sample)
         every_test = set().union(*tests_by_req.values()) if tests_by_req else set()
-        for ctx_row in read_contexts(sample_dir):
+        for ctx_row in sample_dir.contexts():
             if ctx_row.get("phase") != "task":
                 continue
             row["task_contexts"] += 1

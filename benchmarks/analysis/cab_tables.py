@@ -67,11 +67,10 @@ def cab_records(runs: Any, benchmark: str | None = None) -> list[dict[str, Any]]
 
 def _excluded_ids(records: Sequence[dict[str, Any]]) -> set[str]:
     """Issues excluded for every method: the records' ``excluded_reason`` or an excluding status."""
-    from benchmarks.cab.metrics import EXCLUDING_STATUSES
+    from benchmarks.records import excluded_reason
 
     return {str(r["result"].get("sample_id")) for r in records
-            if r.get("excluded_reason") or r["result"].get("excluded_reason")
-            or r["result"].get("status") in EXCLUDING_STATUSES}
+            if r.get("excluded_reason") or excluded_reason(r["result"])}
 
 
 def _averaged(key: str) -> bool:

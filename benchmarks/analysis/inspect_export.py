@@ -402,7 +402,7 @@ def eval_sample(runs: RunSet, s: SampleRecord, *, excluded: Mapping[str, str], k
         status = s.status
         scores = _cab_scores(s) if family == CAB else _task_scores(runs, s, known)
     last = next((_text(m.content) for m in reversed(messages) if m.role == "assistant"), "")
-    if status in ("excluded", rec.MISSING) and not last:
+    if status in (rec.Status.EXCLUDED.value, rec.Status.MISSING.value) and not last:
         last = f"({status}: {reason or r.get('error') or 'no record'})"
     target: str | list[str] = (str(r.get("task_id") or s.sample_id) if family == CAB else
                                [str(t.get("namespace") or t.get("req_id")) for t in r.get("tasks") or []] or "")
@@ -505,7 +505,8 @@ def eval_log(runs: RunSet, run: RunRecord, *, numbers: ReportNumbers | None = No
     for s in samples:
         for model, usage in s.model_usage.items():
             _add_usage(total, model, usage)
-    n_done = sum(1 for s in samples if s.metadata.get("status") not in (rec.MISSING, rec.INTERRUPTED, "excluded")
+    n_done = sum(1 for s in samples if s.metadata.get("status") not in (rec.Status.MISSING.value, rec.Status.INTERRUPTED.value,
+                                                                   rec.Status.EXCLUDED.value)
                  and s.error is None)
     incomplete = any(s.metadata.get("missing") for s in samples) or run.summary.get("stopped")
     results = ilog.EvalResults(total_samples=len(samples), completed_samples=n_done,

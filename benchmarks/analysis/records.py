@@ -27,7 +27,6 @@ merged per repeat, and every frame has a ``repeat`` column (1 for an unrepeated 
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -36,34 +35,17 @@ from typing import Any, Iterable, Sequence
 from benchmarks import records as rec
 from benchmarks.analysis import labels
 from benchmarks.analysis.tokens import summarise_events
-from benchmarks.records import RecordError
+from benchmarks.records import Family, RecordError, RunDir, SampleDir, Status
 
 log = logging.getLogger(__name__)
 
-LOCOEVAL = "locoeval"
-CAB = "cab"
+LOCOEVAL = Family.LOCOEVAL.value
+CAB = Family.CAB.value
 TASK_KEYS = ("benchmark", "backbone", "method", "run_id")
-# Statuses that take a sample out of the comparison for every method (an issue-level property).
-EXCLUDING_STATUSES = frozenset({"init_failed", "docker_unavailable", "excluded"})
-# Statuses that are scored as a failure (LoCoEval: every task failed; CAB: incorrect) and counted.
-ERRORED_STATUSES = frozenset({"error", "judge_error"})
-# Statuses of a selected sample that never finished (resumable): scored as failed, counted as missing.
-UNFINISHED_STATUSES = rec.UNFINISHED_STATUSES
+BUDGET_KEYS = ("k1", "k2", "k31", "k32")
 SCRIPTED_MARK = "scripted replies — not a model's result"
 
 __all__ = ["CAB", "LOCOEVAL", "RecordError", "RunRecord", "RunSet", "SampleRecord", "load_run", "load_runs"]
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise RecordError(f"{path}: invalid YAML ({exc})") from exc
-    return data if isinstance(data, dict) else {}
 
 
 def _section(config: dict[str, Any], name: str) -> dict[str, Any]:
@@ -85,54 +67,53 @@ class SampleRecord:
 
     @property
     def status(self) -> str:
-        return str(self.result.get("status") or "missing")
+        return str(self.result.get("status") or Status.MISSING.value)
+
+    @cached_property
+    def kind(self) -> str:
+        """``ok`` | ``errored`` | ``missing`` | ``excluded`` (:func:`benchmarks.records.sample_class`)."""
+        return rec.sample_class(self.result)
 
     @property
     def ok(self) -> bool:
-        return self.status == rec.OK
+        return self.kind == "ok"
 
     @property
     def excluded_reason(self) -> str | None:
         """Why this sample is out of the comparison for every method (None: it is not)."""
-        reason = self.result.get("excluded_reason")
-        if reason:
-            return str(reason)
-        return self.status if self.status in EXCLUDING_STATUSES else None
+        return rec.excluded_reason(self.result)
 
     @property
     def errored(self) -> bool:
         """Scored as a failure: crashed after the run's retries or a judgment that still failed."""
-        if self.ok or self.excluded_reason:
-            return False
-        return self.status in ERRORED_STATUSES or bool(self.result.get("errored"))
+        return self.kind == "errored"
 
     @property
     def missing(self) -> bool:
         """Selected but never finished (interrupted, or no result.json): scored as failed."""
-        return not self.ok and not self.errored and not self.excluded_reason and self.status in UNFINISHED_STATUSES
-
-    @property
-    def unfinished(self) -> bool:
-        return not self.ok and not self.errored and not self.excluded_reason
+        return self.kind == "missing"
 
     @property
     def scored(self) -> bool:
         """Enters the scores (before benchmark-wide exclusions): ok, errored or missing."""
-        return self.ok or self.errored or self.missing
+        return self.kind != "excluded"
+
+    @property
+    def records(self) -> SampleDir:
+        return SampleDir(self.path)
 
     def ledger(self) -> list[dict[str, Any]]:
-        return rec.read_ledger(self.path)  # type: ignore[return-value]
+        return self.records.ledger()
 
     def contexts(self) -> list[dict[str, Any]]:
-        return rec.read_contexts(self.path)  # type: ignore[return-value]
+        return self.records.contexts()
 
     def conversation(self) -> list[dict[str, Any]]:
-        return rec.read_conversation(self.path)  # type: ignore[return-value]
+        return self.records.conversation()
 
     def coverage(self) -> dict[str, Any] | None:
         """The coverage judge's output for this sample (written by ``scripts/coverage.py``)."""
-        p = self.path / "coverage.json"
-        return rec.read_json(p) if p.is_file() else None
+        return self.records.coverage()
 
     @cached_property
     def token_summary(self) -> dict[str, float]:
@@ -151,7 +132,7 @@ class RunRecord:
     backbone: str
     method: str
     run_id: str
-    family: str  # "locoeval" (LoCoEval and the LoCoEval-format demo) or "cab"
+    family: str  # a benchmarks.records.Family value
     config: dict[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     summary: dict[str, Any] = field(default_factory=dict)
@@ -184,138 +165,21 @@ class RunRecord:
 
     @property
     def budgets(self) -> dict[str, Any]:
-        """ReConMem retrieval budgets (k1, k2, k31, k32) the run used: the manifest's ``budgets``, else
-        resolved from config.yaml as the method resolves them (explicit ``method.manager.k*``, then
-        ``method.budgets_by_backbone``, then the method's defaults); {} for methods without budgets."""
-        keys = ("k1", "k2", "k31", "k32")
-        if isinstance(self.manifest.get("budgets"), dict) and self.manifest["budgets"]:
-            return {k: v for k, v in self.manifest["budgets"].items() if k in keys}
-        method = _section(self.config, "method")
-        manager = _section(method, "manager")
-        table = method.get("budgets_by_backbone") or manager.get("budgets_by_backbone")
-        if not any(k in manager for k in keys) and not isinstance(table, dict):
-            return {}
-        explicit = {k: manager.get(k) for k in keys if not isinstance(manager.get(k), (dict, list))}
-        try:
-            from reconmem.memory.method import resolve_budgets
-
-            return dict(resolve_budgets(explicit, table if isinstance(table, dict) else None, self.backbone_name))
-        except (ImportError, ValueError, TypeError):  # an old record the method cannot read: what is explicit
-            return {k: v for k, v in explicit.items() if v is not None}
-
-
-def _family(manifest: dict[str, Any], config: dict[str, Any], benchmark: str,
-            first_result: dict[str, Any] | None) -> str:
-    """The record family: the manifest says it; old records (no ``family``) fall back to the
-    benchmark name, then the runner path, then the shape of the first result."""
-    fam = manifest.get("family")
-    if fam in (LOCOEVAL, CAB):
-        return str(fam)
-    if benchmark == CAB:
-        return CAB
-    if benchmark in (LOCOEVAL, "demo"):
-        return LOCOEVAL
-    runner = str(_section(config, "benchmark").get("runner") or _section(config, "benchmark").get("_target_") or "")
-    if ".cab." in runner:  # legacy records only (no manifest family)
-        return CAB
-    if ".locoeval." in runner:
-        return LOCOEVAL
-    if first_result is not None:
-        if "verdict" in first_result or "verbosity" in first_result:
-            return CAB
-    return LOCOEVAL
-
-
-def _models(manifest: dict[str, Any], config: dict[str, Any], family: str) -> dict[str, str | None]:
-    """Model ids the run called: the manifest's ``models``; old records: the resolved config."""
-    models = manifest.get("models")
-    if isinstance(models, dict) and models.get("backbone"):
-        return {"backbone": models.get("backbone"), "user": models.get("user"), "judge": models.get("judge")}
-    pick = lambda sec: (str(_section(config, sec).get("model")) if _section(config, sec).get("model") else None)  # noqa: E731
-    return {"backbone": pick("backbone"), "user": pick("user_backbone"),
-            "judge": pick("judge_backbone") if family == CAB else None}
-
-
-# Manifest fields that must agree across the shards of one run (else the merge is reported).
-_SHARD_AGREE = ("benchmark", "method", "backbone", "run_id", "models", "hide_task_tests", "git_rev", "packages",
-                "data_checksums", "budgets")
-
-
-def _parse_shard(text: Any) -> tuple[int, int] | None:
-    try:
-        i, n = str(text).split("/")
-        return int(i), int(n)
-    except (TypeError, ValueError):
-        return None
-
-
-def merge_shard_manifests(path: Path, shards: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
-    """One manifest from the shard manifests of a run directory, and the problems found
-    (fields that differ between shards, missing shards)."""
-    problems: list[str] = []
-    merged: dict[str, Any] = dict(shards[0])
-    for key in _SHARD_AGREE:
-        values = {repr(s.get(key)) for s in shards}
-        if len(values) > 1:
-            problems.append(f"{path}: shards disagree on manifest '{key}' ({len(values)} values)")
-    started = sorted(str(s.get("started")) for s in shards if s.get("started"))
-    if started:
-        merged["started"] = started[0]
-    parsed = [p for p in (_parse_shard(s.get("shard")) for s in shards) if p]
-    n = max((p[1] for p in parsed), default=len(shards))
-    have = sorted({p[0] for p in parsed})
-    first = 0 if 0 in have or not have or max(have) < n else 1  # run.shard=I/N is 0-based (0 <= I < N)
-    missing = [i for i in range(first, first + n) if i not in have] if parsed else []
-    if missing:
-        problems.append(f"{path}: shard(s) {', '.join(f'{i}/{n}' for i in missing)} have no manifest "
-                        "(their samples are missing or unfinished)")
-    merged["shard"] = None
-    merged["n_shards"] = n
-    merged["shards_present"] = [f"{i}/{n}" for i in have]
-    merged["n_selected"] = max((int(s.get("n_selected") or 0) for s in shards), default=0) or None  # the whole selection
-    merged["command"] = "; ".join(dict.fromkeys(str(s.get("command")) for s in shards if s.get("command")))
-    merged["scripted"] = any(bool(s.get("scripted")) for s in shards)
-    return merged, problems
-
-
-def merge_shard_summaries(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Counts and costs summed over shard summaries (informational; the analysis recomputes)."""
-    out: dict[str, Any] = {}
-    for s in summaries:
-        for k, v in s.items():
-            if isinstance(v, bool):
-                out.setdefault(k, v)
-            elif isinstance(v, (int, float)) and (k.startswith("n_") or k in ("json_failures", "cost_usd")):
-                out[k] = out.get(k, 0) + v
-            elif k == "status_counts" and isinstance(v, dict):
-                agg = out.setdefault(k, {})
-                for st, c in v.items():
-                    agg[st] = agg.get(st, 0) + int(c)
-            else:
-                out.setdefault(k, v)
-    out["shard"] = None
-    return out
+        """ReConMem retrieval budgets (k1, k2, k31, k32) the run used, from the manifest's
+        ``method_params`` ({} for methods without budgets)."""
+        params = self.manifest.get("method_params") or {}
+        return {k: params[k] for k in BUDGET_KEYS if params.get(k) is not None}
 
 
 def load_run(path: str | Path) -> RunRecord:
-    """Load one run directory (it must contain ``samples/``); shard manifests are merged."""
-    path = Path(path)
-    samples_dir = path / rec.SAMPLES
-    if not samples_dir.is_dir():
+    """Load one run directory (it must contain ``samples/``) through :class:`benchmarks.records.RunDir`."""
+    run_dir = RunDir(path)
+    path = run_dir.path
+    if not run_dir.samples_path.is_dir():
         raise RecordError(f"{path}: not a run directory (no samples/ folder)")
-    config = _read_yaml(path / rec.CONFIG)
-    manifest = dict(rec.read_manifest(path))
-    shard_manifests = [rec.read_json(p) for p in rec.shard_files(path, "manifest")]
-    problems: list[str] = []
-    if shard_manifests:
-        merged, problems = merge_shard_manifests(path, shard_manifests)
-        manifest = {**merged, **manifest} if manifest else merged
-        if manifest.get("shard") and manifest.get("n_shards") is None:
-            manifest["n_shards"] = merged["n_shards"]
-    summary = dict(rec.read_summary(path))
-    shard_summaries = [rec.read_json(p) for p in rec.shard_files(path, "summary")]
-    if shard_summaries and not summary:
-        summary = merge_shard_summaries(shard_summaries)
+    config = run_dir.config()
+    manifest = dict(run_dir.manifest)
+    summary = run_dir.summary()
     parts = path.resolve().parts
     fallback = dict(zip(("benchmark", "backbone", "method", "run_id"), parts[-4:])) if len(parts) >= 4 else {}
 
@@ -335,40 +199,21 @@ def load_run(path: str | Path) -> RunRecord:
     method = pick("method", "name", "method")
     run_id = pick("run", "run_id", "run_id")
     mlabels = manifest.get("model_labels") if isinstance(manifest.get("model_labels"), dict) else {}
-    labels.remember_label("method", method, _section(config, "method").get("label") or mlabels.get("method"))
+    labels.remember_label("method", method, manifest.get("method_label") or _section(config, "method").get("label"))
     labels.remember_label("backbone", backbone, _section(config, "backbone").get("label") or mlabels.get("backbone"))
-
+    models = manifest["models"]
     run = RunRecord(path=path, benchmark=benchmark, backbone=backbone, method=method, run_id=run_id,
-                    family=LOCOEVAL, config=config, manifest=manifest, summary=summary, shards=shard_manifests,
-                    backbone_name=backbone, problems=problems)
-    for d in sorted(p for p in samples_dir.iterdir() if p.is_dir()):
-        rp = d / rec.RESULT
-        if not rp.is_file():
+                    family=str(manifest["family"]), config=config, manifest=manifest, summary=summary,
+                    shards=run_dir.shard_manifests(), backbone_name=backbone, problems=list(run_dir.problems),
+                    models={"backbone": models.get("backbone"), "user": models.get("user"),
+                            "judge": models.get("judge")})
+    for d in run_dir.sample_dirs():
+        result = d.result()
+        if result is None:
             run.unfinished.append(d.name)
             continue
-        result = rec.read_json(rp)
-        if not isinstance(result, dict):
-            raise RecordError(f"{rp}: expected a JSON object")
-        run.samples.append(SampleRecord(run=run, path=d, result=result))
-    run.family = _family(manifest, config, benchmark, run.samples[0].result if run.samples else None)
-    run.models = _models(manifest, config, run.family)
+        run.samples.append(SampleRecord(run=run, path=d.path, result=result))
     return run
-
-
-def discover_run_dirs(root: str | Path) -> list[Path]:
-    """Run directories at or below ``root`` (any folder holding ``samples/``; ``.hydra`` skipped)."""
-    root = Path(root)
-    if not root.exists():
-        raise RecordError(f"{root}: no such file or directory")
-    if (root / rec.SAMPLES).is_dir():
-        return [root]
-    found: list[Path] = []
-    for dirpath, dirnames, _ in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        if rec.SAMPLES in dirnames and Path(dirpath, rec.SAMPLES).is_dir():
-            found.append(Path(dirpath))
-            dirnames[:] = []  # a run's samples are not runs
-    return found
 
 
 def _placeholder_tasks(n: int) -> list[dict[str, Any]]:
@@ -397,7 +242,8 @@ class RunSet:
         the tables built from this set's frames then label rows by the models these runs called."""
         for r in self.runs:
             labels.remember_model(r.backbone, r.models.get("backbone"))
-            labels.remember_label("method", r.method, _section(r.config, "method").get("label"))
+            labels.remember_label("method", r.method, r.manifest.get("method_label")
+                                  or _section(r.config, "method").get("label"))
             labels.remember_label("backbone", r.backbone, _section(r.config, "backbone").get("label")
                                   or labels.backbone_config_label(r.backbone_name))
 
@@ -695,7 +541,7 @@ class RunSet:
                 mine = [s for s in selected if s.run.backbone == bb and s.run.method == m]
                 recorded = [s for s in merged if s.run.backbone == bb and s.run.method == m]
                 scored = [s for s in mine if s.scored and s.sample_id not in excluded]
-                unfinished = sum(1 for s in recorded if s.status == rec.INTERRUPTED) + sum(len(r.unfinished) for r in group)
+                unfinished = sum(1 for s in recorded if s.status == Status.INTERRUPTED.value) + sum(len(r.unfinished) for r in group)
                 n_tasks = (sum(len(self.sample_tasks(s, known)) for s in scored)
                            if group[0].family == LOCOEVAL else None)
                 mine_excluded = sorted({s.sample_id for s in recorded if s.sample_id in excluded})
@@ -743,7 +589,8 @@ def load_runs(paths: str | Path | Iterable[str | Path]) -> RunSet:
     seen: set[Path] = set()
     runs: list[RunRecord] = []
     for p in paths:
-        for d in discover_run_dirs(p):
+        for found in RunDir.discover(p):
+            d = found.path
             rd = d.resolve()
             if rd in seen:
                 continue
@@ -765,7 +612,7 @@ def load_runs(paths: str | Path | Iterable[str | Path]) -> RunSet:
                 runset.warnings.append(f"{r.path}: {len(ignored)} unfinished sample folder(s) (no result.json) outside "
                                        f"the manifest's selection ignored: {', '.join(ignored[:5])}")
         for s in r.samples:
-            if s.status in UNFINISHED_STATUSES:
+            if Status.parse(s.status).unfinished:
                 runset.warnings.append(f"{s.path}: status {s.status}: counted as failed (missing); resume the run")
         if selection is not None:
             extra = sorted({s.sample_id for s in r.samples} - set(selection))

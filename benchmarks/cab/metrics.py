@@ -33,17 +33,16 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any, Iterable, Mapping, Sequence
 
+from benchmarks.records import Status, sample_class
+
 MEMORY_PURPOSES = frozenset({
     "memory_sketching", "memory_update", "memory_extraction", "memory_summarisation", "memory_summarization",
     "memory_retrieval", "memory_consolidation", "persona", "event_summary", "core_memory", "memgpt_memory",
     "query_grounding", "code_draft", "coverage_judge_memory",
 })
 MAINTAINER_PURPOSES = frozenset({"turn_generation", "maintainer_tool_step"})
-EXCLUDING_STATUSES = ("init_failed", "docker_unavailable", "excluded")  # the issue is out, for every method
-ERRORED_STATUSES = ("judge_error", "error")  # scored as INCORRECT and counted
-MISSING_STATUSES = ("interrupted", "missing")  # selected, never finished: scored as INCORRECT and counted
-# Per-status counts reported by summarize() as ``<status>_count`` (name kept for old callers).
-EXCLUDED_STATUSES = ("init_failed", "docker_unavailable", "judge_error", "error")
+# Statuses summarize() counts as ``<status>_count``.
+COUNTED_STATUSES = (Status.INIT_FAILED, Status.DOCKER_UNAVAILABLE, Status.JUDGE_ERROR, Status.ERROR)
 
 VERDICTS = ("CORRECT", "PARTIALLY CORRECT", "INCORRECT")
 VERBOSITY_LABELS = {"APPROPRIATE": "appropriate", "VERBOSE": "verbose", "CONCISE": "terse", "TERSE": "terse"}
@@ -104,17 +103,12 @@ def _pct(n: int, d: int) -> float | None:
 
 
 def issue_state(result: Mapping[str, Any], excluded_ids: Iterable[str] = ()) -> str:
-    """``judged`` | ``errored`` | ``missing`` | ``excluded`` | ``unfinished`` for one issue record."""
-    status = str(result.get("status") or "missing")
-    if result.get("excluded_reason") or status in EXCLUDING_STATUSES or str(result.get("sample_id")) in set(excluded_ids):
+    """``judged`` | ``errored`` | ``missing`` | ``excluded`` for one issue record (the status's meaning,
+    :func:`benchmarks.records.sample_class`; an id in ``excluded_ids`` is excluded for every method)."""
+    kind = sample_class(result)
+    if kind == "excluded" or str(result.get("sample_id")) in set(excluded_ids):
         return "excluded"
-    if status == "ok":
-        return "judged"
-    if status in ERRORED_STATUSES or result.get("errored"):
-        return "errored"
-    if status in MISSING_STATUSES:
-        return "missing"
-    return "unfinished"
+    return "judged" if kind == "ok" else kind
 
 
 def summarize(results: Sequence[Mapping[str, Any]], *, excluded_ids: Iterable[str] = ()) -> dict[str, Any]:
@@ -131,7 +125,7 @@ def summarize(results: Sequence[Mapping[str, Any]], *, excluded_ids: Iterable[st
     errored = [r for r, st in zip(results, states) if st == "errored"]
     missing = [r for r, st in zip(results, states) if st == "missing"]
     scored = judged + errored + missing
-    counts = {s: sum(1 for r in results if r.get("status") == s) for s in EXCLUDED_STATUSES}
+    counts = {s.value: sum(1 for r in results if r.get("status") == s.value) for s in COUNTED_STATUSES}
     n = len(scored)
     verdicts = {v: sum(1 for r in judged if r.get("verdict") == v) for v in VERDICTS}
     verbosity = {k: 0 for k in ("appropriate", "verbose", "terse")}
@@ -165,7 +159,6 @@ def summarize(results: Sequence[Mapping[str, Any]], *, excluded_ids: Iterable[st
         "errored": len(errored),
         "missing": len(missing),
         "excluded": sum(1 for st in states if st == "excluded"),
-        "unfinished": sum(1 for st in states if st == "unfinished"),
         "total_records": len(results),
         **{f"{s}_count": c for s, c in counts.items()},
         "correct_pct": _pct(verdicts["CORRECT"], n),

@@ -372,7 +372,6 @@ class CodeAssistBench(Benchmark):
 
     family = "cab"
     statuses = frozenset({"init_failed", "judge_error", "docker_unavailable"})
-    final_statuses = frozenset({"ok", "init_failed", "judge_error", "docker_unavailable"})
 
     def sample_id(self, sample: CabIssue) -> str:
         return sample.task_id
@@ -432,10 +431,10 @@ class CodeAssistBench(Benchmark):
         return {**self._base(issue), **_issue_tasks(issue, None)}
 
     def score(self, run_path: Path, sample_ids: Any) -> dict[str, Any]:
-        from benchmarks.records import selection_results
+        from benchmarks.records import RunDir
 
         cfg = self.cfg
-        results = selection_results(run_path, sample_ids)  # a selected issue without a result counts as missing
+        results = RunDir(run_path).selection_results(sample_ids)  # a selected issue without a result counts as missing
         return {"user_backbone": str(cfg.user_backbone.name), "judge_backbone": str(cfg.judge_backbone.name),
                 "issues_selected": len(sample_ids), "data": str(self._data_path(cfg)), **summarize(results),
                 "init_failed_ids": sorted(r["task_id"] for r in results if r.get("status") == "init_failed"),

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.records import RunDir, sample_class
+
 EXCLUDED_PURPOSES = frozenset({"mock_user", "judge", "coverage_judge", "builder"})
 STAGES = ("turn_generation", "task_generation", "memory_sketching", "memory_update")
 SUBSETS = ("single-hop", "multi-hop")
@@ -43,39 +45,30 @@ def counted(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 # ------------------------------------------------------------------------------------- Pass@1
-ERRORED_STATUSES = frozenset({"error"})
-EXCLUDING_STATUSES = frozenset({"init_failed", "docker_unavailable", "excluded"})
-MISSING_STATUSES = frozenset({"interrupted", "missing"})
-
-
 def ok_results(results: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [r for r in results if r.get("status") == "ok"]
+    return [r for r in results if sample_class(r) == "ok"]
 
 
 def is_errored(result: Mapping[str, Any]) -> bool:
     """A sample that still errored after the run's retries (scored: its tasks count as failed)."""
-    if result.get("status") == "ok" or result.get("excluded_reason") or result.get("status") in EXCLUDING_STATUSES:
-        return False
-    return result.get("status") in ERRORED_STATUSES or bool(result.get("errored"))
+    return sample_class(result) == "errored"
 
 
 def is_missing(result: Mapping[str, Any]) -> bool:
     """A selected sample that never finished (interrupted, or no result.json): scored, its tasks failed."""
-    if result.get("excluded_reason") or result.get("status") in EXCLUDING_STATUSES or is_errored(result):
-        return False
-    return result.get("status") in MISSING_STATUSES
+    return sample_class(result) == "missing"
 
 
 def scored_results(results: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The samples that enter Pass@1: ok, errored and missing / interrupted ones (excluded do not)."""
-    return [r for r in results if r.get("status") == "ok" or is_errored(r) or is_missing(r)]
+    return [r for r in results if sample_class(r) != "excluded"]
 
 
 def sample_outcomes(result: Mapping[str, Any]) -> list[bool]:
     """One bool per task of a scored sample: its tests' outcome; all False for an errored sample
     (its recorded task list, else ``n_tasks`` of them)."""
     tasks = result.get("tasks") or []
-    if result.get("status") == "ok":
+    if sample_class(result) == "ok":
         return [bool(t.get("passed")) for t in tasks]
     return [False] * (len(tasks) if tasks else int(result.get("n_tasks") or 0))
 
@@ -234,40 +227,30 @@ def summarize(results: Sequence[Mapping[str, Any]], ledgers: Mapping[str, Events
 
 
 def read_run(run_path: str | Path, *, sample_ids: Iterable[str] | None = None) -> dict[str, Any]:
-    """``{"results": [...], "ledgers": {sample_id: events}}`` from a run directory (through
-    :mod:`benchmarks.records`; unfinished or unreadable samples are skipped)."""
-    from benchmarks import records
-
-    run_path = Path(run_path)
+    """``{"results": [...], "ledgers": {sample_id: events}}`` of a run directory's finished samples
+    (of ``sample_ids`` when given), read through :class:`benchmarks.records.RunDir`."""
+    run = RunDir(run_path)
     wanted = set(sample_ids) if sample_ids is not None else None
     results: list[dict[str, Any]] = []
     ledgers: dict[str, list[dict[str, Any]]] = {}
-    samples = run_path / records.SAMPLES
-    if not samples.is_dir():
-        return {"results": results, "ledgers": ledgers}
-    for d in sorted(p for p in samples.iterdir() if p.is_dir()):
-        res = records.read_result(d)
+    for d in run.sample_dirs():
+        res = d.result()
         if res is None or (wanted is not None and res.get("sample_id") not in wanted):
             continue
-        results.append(dict(res))
-        ledgers[str(res["sample_id"])] = [dict(e) for e in records.read_jsonl(d / records.LEDGER, strict=False)]
+        results.append(res)
+        ledgers[str(res["sample_id"])] = d.ledger(strict=False)
     return {"results": results, "ledgers": ledgers}
 
 
 def summarize_run(run_path: str | Path, *, sample_ids: Iterable[str] | None = None) -> dict[str, Any]:
     """:func:`summarize` over a run directory's records; with ``sample_ids`` (the selection) a selected
     sample without a result counts as ``missing`` (its tasks failed, from the manifest's ``selected``)."""
-    from benchmarks import records
-
-    ids = [str(i) for i in sample_ids] if sample_ids is not None else None
+    if sample_ids is None:
+        rec = read_run(run_path)
+        return summarize(rec["results"], rec["ledgers"])
+    ids = [str(i) for i in sample_ids]
     rec = read_run(run_path, sample_ids=ids)
-    results = rec["results"]
-    if ids is not None:
-        have = {str(r.get("sample_id")) for r in results}
-        selection = records.manifest_selection(records.read_manifest(run_path)) or {}
-        results = results + [dict(records.missing_result(selection.get(i) or {"sample_id": i}))
-                             for i in ids if i not in have]
-    return summarize(results, rec["ledgers"])
+    return summarize(RunDir(run_path).selection_results(ids), rec["ledgers"])
 
 
 def compression_ratio_between(method_run: str | Path, full_run: str | Path, *,

@@ -157,6 +157,10 @@ class ReConMem(ContextManager):
             "grounding_threshold": c.grounding_threshold, "code_kinds": list(self.code_kinds),
         }
 
+    def params(self) -> dict[str, Any]:
+        """The resolved budgets and switches (the run manifest's ``method_params``)."""
+        return self.config
+
     def start(self, session: Session) -> None:
         """Fresh graph and code draft database for a new conversation."""
         super().start(session)

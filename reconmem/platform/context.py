@@ -145,6 +145,11 @@ class ContextManager(abc.ABC):
         """A JSON-serialisable snapshot of the method's memory (written as memory.json)."""
         return {}
 
+    def params(self) -> dict[str, Any]:
+        """Parameters the method resolved itself beyond its config (recorded in the run manifest's
+        ``method_params``; ReConMem: its budgets)."""
+        return {}
+
     def _session(self) -> Session:
         if self.session is None:
             raise RuntimeError(f"{type(self).__name__}: start(session) was not called")

@@ -81,8 +81,8 @@ def test_manifest_lists_the_selection_and_the_summary_counts_a_missing_sample(tm
     assert [e["sample_id"] for e in manifest["selected"]] == ["a", "b", "c"]
     assert manifest["selected"][0]["tasks"] == [{"req_id": "a", "namespace": None}]
     (d / "samples" / "b" / "result.json").unlink()
-    assert records.selection_results(d, ["a", "b", "c"])[1]["status"] == records.MISSING
+    assert records.RunDir(d).selection_results(["a", "b", "c"])[1]["status"] == records.Status.MISSING.value
     from benchmarks.runloop import build_benchmark, write_summary
 
-    summary = write_summary(d, cfg, build_benchmark(cfg), ["a", "b", "c"], ["a", "b", "c"], None)
+    summary = write_summary(records.RunDir(d), cfg, build_benchmark(cfg), ["a", "b", "c"], ["a", "b", "c"], None)
     assert (summary["n_missing"], summary["n_unfinished"]) == (1, 1)

@@ -54,18 +54,18 @@ def _run_dir(cfg) -> Path:
 
 
 ITEMS = [{"id": "a", "cost": 0.25, "bad_json": 2}, {"id": "b", "cost": 0.5}, {"id": "c", "fail": True, "cost": 0.1},
-         {"id": "d", "status": "skipped_by_toy"}]
+         {"id": "d", "status": "excluded"}]
 
 
 def test_records_ledger_slicing_and_accounting(tmp_path, _toy_path):
     cfg = _cfg(tmp_path, ITEMS, workers=3)
     summary = run(cfg)
     rd = _run_dir(cfg)
-    res = {r["sample_id"]: r for r in records.sample_results(rd)}
-    assert {k: r["status"] for k, r in res.items()} == {"a": "ok", "b": "ok", "c": "error", "d": "skipped_by_toy"}
+    res = {r["sample_id"]: r for r in records.RunDir(rd).results()}
+    assert {k: r["status"] for k, r in res.items()} == {"a": "ok", "b": "ok", "c": "error", "d": "excluded"}
     # one slicing rule: every event of this sample's attempt, all fields kept
     for sid in "abcd":
-        events = records.read_ledger(rd / "samples" / sid)
+        events = records.RunDir(rd).sample(sid).ledger()
         assert len(events) == 2 and {e["sample"] for e in events} == {sid} and {e["custom_field"] for e in events} == {sid}
         assert {e["attempt"] for e in events} == {res[sid]["attempt"]}
     assert res["a"]["cost_usd"] == 0.5 and res["b"]["cost_usd"] == 1.0
@@ -77,9 +77,9 @@ def test_records_ledger_slicing_and_accounting(tmp_path, _toy_path):
     assert res["c"]["errored"] is True and "toy failure in c" in res["c"]["error"]
     assert "RuntimeError: toy failure in c" in (rd / "samples" / "c" / "error.txt").read_text()
     assert summary["n_errored"] == 1 and summary["json_failures"] == 2 and summary["cost_usd"] == pytest.approx(1.9)
-    assert summary["status_counts"] == {"error": 1, "ok": 2, "skipped_by_toy": 1} and summary["stopped"] is None
-    manifest = records.read_manifest(rd)
-    assert manifest["benchmark"] == "toy" and manifest["family"] == "toy" and manifest["method"] == "full"
+    assert summary["status_counts"] == {"error": 1, "ok": 2, "excluded": 1} and summary["stopped"] is None
+    manifest = records.RunDir(rd).manifest_file()
+    assert manifest["benchmark"] == "toy" and manifest["family"] == "locoeval" and manifest["method"] == "full"
     assert manifest["models"] == {"backbone": "scripted/toy_benchmark:reply", "user": backbone_model(), "judge": None}
     assert manifest["model_labels"] == {"backbone": "Scripted", "user": "Qwen (local)", "judge": None}
     assert manifest["scripted"] is True and manifest["hide_task_tests"] is True and manifest["shard"] is None
@@ -94,7 +94,7 @@ def test_records_ledger_slicing_and_accounting(tmp_path, _toy_path):
 def test_undeclared_status_is_an_error(tmp_path):
     cfg = _cfg(tmp_path, [{"id": "x", "status": "made_up"}])
     run(cfg)
-    r = records.read_result(_run_dir(cfg) / "samples" / "x")
+    r = records.RunDir(_run_dir(cfg)).result("x")
     assert r["status"] == "error" and "undeclared status 'made_up'" in r["error"]
 
 
@@ -103,18 +103,18 @@ def test_cost_limit_interrupts_then_resume_continues(tmp_path, _toy_path):
     cfg = _cfg(tmp_path, items, cost_limit_usd=1.0)
     summary = run(cfg)
     rd = _run_dir(cfg)
-    res = {r["sample_id"]: r["status"] for r in records.sample_results(rd)}
+    res = {r["sample_id"]: r["status"] for r in records.RunDir(rd).results()}
     # s0 spends 0.8, s1 makes one call (1.2 total) and is refused the next: interrupted, nothing else starts
     assert res == {"s0": "ok", "s1": "interrupted"} and _toy_path.CALLS == ["s0", "s1"]
     assert sorted(p.name for p in (rd / "samples" / "s1").iterdir()) == ["ledger.jsonl", "result.json"]
     assert summary["stopped"] == "cost_limit" and summary["n_interrupted"] == 1 and summary["n_unfinished"] == 2
     _toy_path.CALLS.clear()
     run(cfg)  # same limit: the recorded spend already reached it
-    assert records.read_result(rd / "samples" / "s1")["status"] == "interrupted"
+    assert records.RunDir(rd).sample("s1").result()["status"] == "interrupted"
     _toy_path.CALLS.clear()
     final = run(_cfg(tmp_path, items, cost_limit_usd=10.0))
     assert _toy_path.CALLS == ["s1", "s2", "s3"] and final["status_counts"] == {"ok": 4} and final["stopped"] is None
-    assert records.read_result(rd / "samples" / "s1")["earlier_attempts_cost_usd"] == pytest.approx(0.4)
+    assert records.RunDir(rd).sample("s1").result()["earlier_attempts_cost_usd"] == pytest.approx(0.4)
 
 
 def _strip(r: dict) -> dict:
@@ -130,21 +130,21 @@ def test_shards_partition_and_merge_to_the_unsharded_records(tmp_path):
     assert set().union(*owned) == {it["id"] for it in items} and sum(map(len, owned)) == 12 and all(owned)
     summaries = [run(c) for c in parts]
     a, b = _run_dir(whole), _run_dir(parts[0])
-    ra = {r["sample_id"]: _strip(r) for r in records.sample_results(a)}
-    rb = {r["sample_id"]: _strip(r) for r in records.sample_results(b)}
+    ra = {r["sample_id"]: _strip(r) for r in records.RunDir(a).results()}
+    rb = {r["sample_id"]: _strip(r) for r in records.RunDir(b).results()}
     assert ra == rb
     drop = ("attempt", "seconds")
     for sid in ra:
-        la = [{k: v for k, v in e.items() if k not in drop} for e in records.read_ledger(a / "samples" / sid)]
-        lb = [{k: v for k, v in e.items() if k not in drop} for e in records.read_ledger(b / "samples" / sid)]
+        la = [{k: v for k, v in e.items() if k not in drop} for e in records.RunDir(a).sample(sid).ledger()]
+        lb = [{k: v for k, v in e.items() if k not in drop} for e in records.RunDir(b).sample(sid).ledger()]
         assert la == lb
-    merged = records.read_summary(b)
-    unsharded = records.read_summary(a)
+    merged = records.RunDir(b).summary()
+    unsharded = records.RunDir(a).summary()
     for key in ("n_selected", "n_finished", "status_counts", "json_failures", "cost_usd", "pass_at_1"):
         assert merged[key] == unsharded[key], key
-    assert summaries[-1]["n_shards"] == 3 and len(records.shard_files(b, "summary")) == 3
-    assert [json.loads(p.read_text())["shard"] for p in records.shard_files(b, "manifest")] == ["0/3", "1/3", "2/3"]
-    assert records.read_manifest(b)["n_shards"] == 3 and records.read_manifest(b)["shard"] is None
+    assert summaries[-1]["n_shards"] == 3 and len(records.RunDir(b).shard_files("summary")) == 3
+    assert [json.loads(p.read_text())["shard"] for p in records.RunDir(b).shard_files("manifest")] == ["0/3", "1/3", "2/3"]
+    assert records.RunDir(b).manifest_file()["n_shards"] == 3 and records.RunDir(b).manifest_file()["shard"] is None
     assert (b / "config.yaml").read_text() == (a / "config.yaml").read_text().replace(str(tmp_path / "whole"),
                                                                                         str(tmp_path / "sharded"))
 

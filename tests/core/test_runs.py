@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from benchmarks.records import append_jsonl, atomic_write_json, read_jsonl, safe_name
-from benchmarks.runs import RunDir, run_pool
+from benchmarks.records import RunDir, append_jsonl, atomic_write_json, read_jsonl, safe_name
+from benchmarks.runs import run_pool
 
 
 def test_atomic_write_leaves_no_temp_and_replaces(tmp_path):
@@ -32,16 +32,27 @@ def test_atomic_write_failure_keeps_old_file(tmp_path):
 
 
 def test_resume_rule(tmp_path):
-    run = RunDir(tmp_path / "run", final_statuses={"init_failed"})  # the benchmark declares its final statuses
+    run = RunDir(tmp_path / "run")
     run.write_result("s-ok", {"status": "ok"})
     run.write_result("s-err", {"status": "error", "error": "boom"})
-    run.write_result("s-init", {"status": "init_failed"})
+    run.write_result("s-init", {"status": "init_failed"})  # final by its meaning (excluded for every method)
+    run.write_result("s-int", {"status": "interrupted"})
     run.sample_dir("s-partial")  # started, killed before result.json
     assert run.is_done("s-ok") and run.is_done("s-init")
-    assert not run.is_done("s-err") and not run.is_done("s-partial") and not run.is_done("never")
-    assert run.status("s-partial") is None
-    assert not RunDir(tmp_path / "run").is_done("s-init")  # default: only ok is final
-    assert {r["sample_id"] for r in run.results()} == {"s-ok", "s-err", "s-init"}
+    assert not run.is_done("s-err") and not run.is_done("s-int") and not run.is_done("s-partial")
+    assert not run.is_done("never") and run.status("s-partial") is None
+    assert {r["sample_id"] for r in run.results()} == {"s-ok", "s-err", "s-init", "s-int"}
+
+
+def test_unknown_status_is_refused_naming_the_file(tmp_path):
+    from benchmarks.records import RecordError
+
+    run = RunDir(tmp_path / "run")
+    with pytest.raises(RecordError, match=r"result.json: field 'status'"):
+        run.write_result("x", {"status": "made_up"})
+    (run.sample_dir("y") / "result.json").write_text('{"sample_id": "y", "status": "weird"}')
+    with pytest.raises(RecordError, match=r"samples/y/result.json: field 'status'"):
+        run.result("y")
 
 
 def test_truncated_jsonl_line_is_ignored(tmp_path):

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.records import atomic_write_json, sample_results
+from benchmarks.records import RunDir, atomic_write_json
 from benchmarks.task import Benchmark
 from reconmem.platform.llm import CostLimitReached, Usage
 
@@ -25,9 +25,8 @@ def reply(messages: Any, purpose: str) -> str:
 
 
 class ToyBenchmark(Benchmark):
-    family = "toy"
-    statuses = frozenset({"skipped_by_toy"})
-    final_statuses = frozenset({"ok", "skipped_by_toy"})
+    family = "locoeval"
+    statuses = frozenset({"excluded"})
 
     def load(self, cfg: Any) -> list[Any]:
         from types import SimpleNamespace
@@ -64,6 +63,6 @@ class ToyBenchmark(Benchmark):
         return {"n_tasks": 1, "tasks": [{"req_id": sample.id, "passed": False, "outcome": "not_run"}]}
 
     def score(self, run_path: Path, sample_ids: Any) -> dict[str, Any]:
-        rs = sample_results(run_path, sample_ids)
+        rs = RunDir(run_path).results(sample_ids)
         tasks = [t for r in rs for t in r["tasks"]]
         return {"pass_at_1": sum(t["passed"] for t in tasks) / len(sample_ids) if sample_ids else None}

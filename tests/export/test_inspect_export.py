@@ -37,17 +37,17 @@ def demo(demo_results, tmp_path_factory):
 
 def _record_numbers(run_dir: Path) -> dict:
     """What the records say, read through benchmarks.records: selected ids, task outcomes, usage, cost."""
-    manifest = rec.read_manifest(run_dir)
+    manifest = rec.RunDir(run_dir).manifest_file()
     ids = [e["sample_id"] for e in manifest["selected"]]
     tasks, tokens, cost, calls = {}, [0, 0], 0.0, 0
     for sid in ids:
-        result = rec.read_result(run_dir / rec.SAMPLES / rec.safe_name(sid))
+        result = rec.RunDir(run_dir).sample(sid).result()
         if result is None:
             entry = rec.manifest_selection(manifest)[sid]
             result = rec.missing_result(entry)
         for t in result.get("tasks") or []:
             tasks[(sid, t["req_id"])] = bool(t["passed"]) and result["status"] == "ok"
-        events = rec.read_ledger(run_dir / rec.SAMPLES / rec.safe_name(sid))
+        events = rec.RunDir(run_dir).sample(sid).ledger()
         usage, c = rec.usage_of(events)
         if result.get("usage"):
             assert usage["input_tokens"] == result["usage"]["input_tokens"]  # the records agree with themselves
@@ -119,7 +119,7 @@ def test_model_events_carry_the_prompt_the_method_built(demo):
     exported = next(e for e in demo["written"] if e.run_dir.parent.name == "reconmem")
     log = read_eval_log(str(exported.path), resolve_attachments=True)  # inspect stores long texts once
     sample = log.samples[0]
-    contexts = rec.read_contexts(exported.run_dir / rec.SAMPLES / rec.safe_name(str(sample.id)))
+    contexts = rec.RunDir(exported.run_dir).sample(str(sample.id)).contexts()
     responses = [e for e in sample.events if e.metadata.get("purpose") in ("turn_generation", "task_generation")]
     assert len(responses) == len(contexts)
     for event, row in zip(responses, contexts):
@@ -130,7 +130,7 @@ def test_model_events_carry_the_prompt_the_method_built(demo):
     memory = [e for e in sample.events if e.metadata.get("purpose") == "memory_update"]
     assert memory and all(not e.input and "not recorded" in e.metadata["prompt"] for e in memory)
     users = [m for m in sample.messages if m.role == "user"]
-    conversation = rec.read_conversation(exported.run_dir / rec.SAMPLES / rec.safe_name(str(sample.id)))
+    conversation = rec.RunDir(exported.run_dir).sample(str(sample.id)).conversation()
     assert [m.text for m in users] == [r["user"] for r in conversation]
 
 
@@ -145,7 +145,7 @@ def test_fixture_records_round_trip_with_cost_errors_missing_and_cab(tmp_path):
     priced = 0.0
     for run_dir, exported in by_dir.items():
         log = read_eval_log(str(exported.path))
-        manifest = rec.read_manifest(run_dir)
+        manifest = rec.RunDir(run_dir).manifest_file()
         ids = [e["sample_id"] for e in manifest["selected"]]
         assert [s.id for s in log.samples] == ids
         if manifest["family"] == "locoeval":
@@ -154,7 +154,7 @@ def test_fixture_records_round_trip_with_cost_errors_missing_and_cab(tmp_path):
             assert math.isclose(mine["cost"], theirs["cost"], abs_tol=1e-9)
             priced += mine["cost"]
         for s in log.samples:
-            result = rec.read_result(run_dir / rec.SAMPLES / rec.safe_name(str(s.id)))
+            result = rec.RunDir(run_dir).sample(str(s.id)).result()
             status = s.metadata["status"]
             if result is None:
                 assert status == "missing" and s.error.message.startswith("missing:")

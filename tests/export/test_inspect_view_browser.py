@@ -43,8 +43,8 @@ def test_inspect_view_shows_a_demo_sample_in_chromium(browser_available, demo_re
     exported = next(e for e in written if e.run_dir.parent.name == "reconmem")
     sample_dir = exported.run_dir / rec.SAMPLES
     sid = sorted(d.name for d in sample_dir.iterdir())[0]
-    result = rec.read_result(sample_dir / sid)
-    turns = rec.read_conversation(sample_dir / sid)
+    result = rec.SampleDir(sample_dir / sid).result()
+    turns = rec.SampleDir(sample_dir / sid).conversation()
     user_turn = turns[1]["user"]  # a preparation turn of the conversation, as the user said it
     url_part = urllib.parse.quote(exported.path.name)
     shot = _artifacts() / "inspect_view_demo_sample.png"

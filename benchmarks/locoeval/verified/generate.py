@@ -177,17 +177,17 @@ def capped(kept: list[Candidate]) -> dict[str, list[Fact]]:
 
 def solved_by(run_dirs: list[Path]) -> dict[str, str]:
     """``{namespace: run dir}`` of the tasks a ``no_memory`` run passed (``--filter-runs``)."""
-    from benchmarks.records import read_manifest, sample_results
+    from benchmarks.records import RunDir
 
     out: dict[str, str] = {}
     for run in run_dirs:
-        manifest = read_manifest(run)
+        manifest = RunDir(run).manifest_file()
         if not manifest:
             raise ValueError(f"--filter-runs {run}: no manifest.json (not a run directory)")
         if manifest.get("method") != "no_memory":
             raise ValueError(f"--filter-runs {run}: method is {manifest.get('method')!r}, expected 'no_memory' "
                              f"(the filter drops what the repository and the model alone solve)")
-        for res in sample_results(run):
+        for res in RunDir(run).results():
             for t in res.get("tasks", []):
                 if t.get("passed") and t.get("namespace"):
                     out[t["namespace"]] = str(run)
