@@ -80,34 +80,51 @@ def repeat_cache_salt(cfg: Any) -> dict[str, int] | None:
     return {"repeat": int(run.repeat_index)}
 
 
-_EMBEDDER: Any = None
+_EMBEDDERS: dict[tuple[str, str], Any] = {}  # (device setting, backend) -> the process's Embedder
+
+
+def _embedder_option(cfg: Any, name: str, default: str) -> str:
+    node = cfg.get("embedder") if hasattr(cfg, "get") else None
+    return str((node.get(name) if node is not None else None) or default)
 
 
 def _embedder_device(cfg: Any) -> str:
-    node = cfg.get("embedder") if hasattr(cfg, "get") else None
-    return str((node.get("device") if node is not None else None) or "auto")
+    return _embedder_option(cfg, "device", "auto")
+
+
+def _embedder_backend(cfg: Any) -> str:
+    """``embedder.backend`` (torch | onnx | onnx-int8), checked: a wrong value is a ConfigError."""
+    from reconmem.platform.embed_onnx import check_backend
+
+    try:
+        return check_backend(_embedder_option(cfg, "backend", "torch"))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def build_embedder(cfg: Any) -> Any:
-    """The process-wide embedder (all-MiniLM-L6-v2: hub or PyPI package, ``embedder.device``), with its disk cache."""
-    global _EMBEDDER
-    if _EMBEDDER is None:
+    """The process-wide embedder (all-MiniLM-L6-v2: hub or PyPI package, ``embedder.device``,
+    ``embedder.backend``), with its disk cache."""
+    key = (_embedder_device(cfg), _embedder_backend(cfg))
+    if key not in _EMBEDDERS:
         from reconmem.platform.embed import Embedder
 
-        _EMBEDDER = Embedder(cache_dir=_cache_dir(cfg) / "embeddings", device=_embedder_device(cfg))
-    return _EMBEDDER
+        _EMBEDDERS[key] = Embedder(cache_dir=_cache_dir(cfg) / "embeddings", device=key[0], backend=key[1])
+    return _EMBEDDERS[key]
 
 
 def embedder_settings(cfg: Any) -> dict[str, Any]:
-    """The manifest's ``embedder``: model id, ``embedder.device`` as set and the device it resolves to."""
+    """The manifest's ``embedder``: model id, ``embedder.device`` as set and the device it resolves to,
+    ``embedder.backend``."""
     from reconmem.platform.embed import DEFAULT_MODEL_ID, resolve_device
 
     setting = _embedder_device(cfg)
+    backend = _embedder_backend(cfg)
     try:
-        device = resolve_device(setting)
+        device = "cpu" if backend != "torch" else resolve_device(setting)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    return {"model": DEFAULT_MODEL_ID, "device_setting": setting, "device": device}
+    return {"model": DEFAULT_MODEL_ID, "device_setting": setting, "device": device, "backend": backend}
 
 
 def retriever_spec(cfg: Any) -> Any:

@@ -4,20 +4,26 @@ Line 1 (``index``): files, entities and seconds of a cold build (snapshot cache 
 walk+read+hash and tree-sitter parse+extract, then files/s and entities/s.
 Line 2 (``index cached``): the same build from the per-snapshot index cache (what a second sample,
 or another process, over the same repository pays).
-With ``--embed`` (kinds default: every non-directory kind, what ReConMem embeds):
-line 3 (``embed``): entity-text building, embedding (texts computed, texts/s, model load separated)
-and the vector-cache write, into a fresh embedding cache unless ``--warm``;
-then ``embed floor``: the machine's fp32 matmul peak measured in the same run and the seconds the
-embedding's dense-layer FLOPs need at that peak (what bounds a cold embed without changing the vectors);
-line 4 (``embed cached``): a fresh index + ``entity_vectors`` over the same snapshot from the caches.
+With ``--embed`` (kinds default: every non-directory kind, what ReConMem embeds): the embedder
+backends (``--backends``, default torch,onnx,onnx-int8) on the same entity texts in one run,
+interleaved (:mod:`scripts.bench_backends`): texts/s, the ratio to torch, min / mean cosine to the
+torch vectors and the top-10 overlap of repository search for ``--queries`` (200) queries, each
+against its goal; ``--sample N`` compares on N texts (large repositories). Then ``embed work``
+(word pieces, GFLOP, GFLOP/s per backend beside the machine's torch fp32 matmul peak), a cold
+index + embed of every entity with the fastest backend that agrees with torch (``--full-backend``
+to choose, ``--no-full`` to skip), and ``embed cached``: a fresh index + ``entity_vectors`` over
+the same snapshot from the caches. Every wall time has the load average beside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 
 def _matmul_gflops(seconds: float = 2.0) -> float:
@@ -37,6 +43,92 @@ def _matmul_gflops(seconds: float = 2.0) -> float:
     return best
 
 
+def _uptime() -> str:
+    """The machine's load averages (1, 5, 15 min) and core count, printed beside wall times."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def _embed_backends(args: argparse.Namespace, index: Any, repo: Path, index_s: float, tmp: Path,
+                    opts: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The ``--embed`` part: every backend on the same texts (interleaved), the table, then a cold
+    index + embed of every entity with the fastest backend that agrees with torch."""
+    import numpy as np
+
+    from reconmem.platform.code import RepositoryIndex
+    from reconmem.platform.code.search import entity_text
+    from reconmem.platform.embed import Embedder, load_model, token_length_groups
+    from scripts import bench_backends as bb
+
+    kinds = tuple(k for k in args.kinds.split(",") if k)
+    backends = [b for b in args.backends.split(",") if b]
+    if bb.REFERENCE not in backends:
+        backends.insert(0, bb.REFERENCE)
+    batch = {"batch_size": args.batch_size} if args.batch_size else {}
+    started = time.perf_counter()
+    paths = [p for p, e in index.entities.items() if e.kind in kinds]
+    texts = list(dict.fromkeys(entity_text(index, p) for p in paths))
+    text_s = time.perf_counter() - started
+    if args.sample and args.sample < len(texts):
+        picked = np.random.default_rng(args.seed).choice(len(texts), size=args.sample, replace=False)
+        texts = [texts[i] for i in sorted(picked.tolist())]
+    embedders = {b: Embedder(cache_dir=False, lru_size=0, backend=b, **batch) for b in backends}
+    prepare = {}
+    for name, embedder in embedders.items():
+        started = time.perf_counter()
+        embedder.prepare()  # model load; for ONNX also the export (once per machine, cached)
+        prepare[name] = time.perf_counter() - started
+    model = load_model()
+    rounds = bb.rounds_of_groups(token_length_groups(model, texts), args.round_texts)
+    print(f"embed {repo.name}: {len(texts)} distinct entity texts of {len(paths)} entities (kinds {','.join(kinds)}; "
+          f"texts built in {text_s:.2f} s), {len(rounds)} rounds, backends {','.join(backends)} interleaved; {_uptime()}",
+          flush=True)
+    runs = bb.run_interleaved({b: e.encode for b, e in embedders.items()}, texts, rounds, Embedder.dim)
+    for name, run in runs.items():
+        run.prepare_seconds = prepare[name]
+    queries = bb.search_queries(index, args.queries, args.seed)
+    query_vectors = {b: e.encode(queries) for b, e in embedders.items()}
+    rows = bb.summarise(runs, query_vectors)
+    print(bb.format_rows(rows, len(queries)))
+    cap = int(getattr(model, "max_seq_length", 256) or 256)
+    pieces = sum(min(cap, len(ids)) for ids in model.tokenizer(texts, add_special_tokens=True)["input_ids"])
+    dense = sum(p.numel() for name, p in model.named_parameters() if "embeddings" not in name)
+    gflop = 2 * dense * pieces / 1e9  # matmul FLOPs of the dense layers (attention scores excluded)
+    peak = _matmul_gflops()
+    achieved = ", ".join(f"{r['backend']} {gflop / max(r['seconds'], 1e-9):.1f}" for r in rows)
+    print(f"embed work {repo.name}: {pieces} word pieces (cap {cap}, mean {pieces / max(len(texts), 1):.0f}/text) x "
+          f"{dense / 1e6:.1f}M dense parameters = {gflop:,.0f} GFLOP; GFLOP/s achieved: {achieved}; "
+          f"torch fp32 matmul peak here (MiniLM FFN shape) {peak:.1f} GFLOP/s")
+    full: dict[str, Any] = {}
+    if not args.no_full:
+        chosen = args.full_backend or bb.fastest_agreeing(rows)
+        started = time.perf_counter()
+        cold = RepositoryIndex.build(repo, cache_dir=False, **opts)
+        cold_index_s = time.perf_counter() - started
+        embedder = Embedder(cache_dir=tmp / f"embeddings-{chosen}", backend=chosen, **batch)
+        embedder.prepare()
+        started = time.perf_counter()
+        paths_full, matrix = cold.entity_vectors(embedder, kinds=kinds)
+        embed_s = time.perf_counter() - started
+        full = {"backend": chosen, "entities": len(paths_full), "index_s": cold_index_s, "embed_s": embed_s}
+        print(f"index+embed {repo.name} cold with {chosen}: files={len(cold.files())} entities={len(paths_full)} "
+              f"index {cold_index_s:.1f} s + embed {embed_s:.1f} s ({embedder.stats['computed']} texts, "
+              f"{embedder.stats['computed'] / max(embed_s, 1e-9):.1f} texts/s) = {cold_index_s + embed_s:.1f} s "
+              f"(model load / export before it: {prepare[chosen]:.1f} s); {_uptime()}")
+        started = time.perf_counter()
+        second = RepositoryIndex.build(repo, cache_dir=tmp / "index", **opts)
+        fresh = Embedder(cache_dir=tmp / f"embeddings-{chosen}", backend=chosen, **batch)
+        _, matrix2 = second.entity_vectors(fresh, kinds=kinds)
+        print(f"embed cached {repo.name} (second sample, same snapshot, new process state): index+vectors "
+              f"{time.perf_counter() - started:.3f} s, texts computed {fresh.stats['computed']}, vectors {matrix2.shape}")
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"repo": repo.name, "index_s": index_s, "rows": rows, "full": full,
+                                   "queries": len(queries), "load": _uptime()}, indent=1, default=str), encoding="utf-8")
+    return rows, full
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.bench index", description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True, help="repository root directory to index")
@@ -45,7 +137,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embed", action="store_true", help="also time embedding the entities")
     parser.add_argument("--kinds", default="file,type,function,variable",
                         help="entity kinds to embed with --embed (comma-separated; default: all but directories)")
-    parser.add_argument("--warm", action="store_true", help="--embed: use the user's embedding cache (default: a fresh one)")
+    parser.add_argument("--backends", default="torch,onnx,onnx-int8", help="--embed: embedder backends to compare (torch always)")
+    parser.add_argument("--sample", type=int, default=0, help="--embed: compare the backends on this many entity texts (0: all)")
+    parser.add_argument("--queries", type=int, default=200, help="--embed: repository-search queries for the top-10 overlap")
+    parser.add_argument("--seed", type=int, default=0, help="--embed: seed of the text sample and the queries")
+    parser.add_argument("--round-texts", type=int, default=256, help="--embed: texts per interleaving round (whole length groups)")
+    parser.add_argument("--full-backend", default=None, help="--embed: backend of the cold full embed (default: fastest that agrees)")
+    parser.add_argument("--no-full", action="store_true", help="--embed: skip the cold index + embed of every entity")
+    parser.add_argument("--out", default=None, help="--embed: also write the table as JSON here")
     parser.add_argument("--batch-size", type=int, default=None, help="--embed: embedder batch size (default: the Embedder's)")
     args = parser.parse_args(argv)
 
@@ -73,50 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.embed:
             return 0 if same else 1
 
-        from reconmem.platform.code.search import entity_text
-        from reconmem.platform.embed import Embedder, load_model
-
-        kinds = tuple(k for k in args.kinds.split(",") if k)
-        cache_dir = None if args.warm else Path(tmp) / "embeddings"
-        embedder = Embedder(cache_dir=cache_dir, **({"batch_size": args.batch_size} if args.batch_size else {}))
-        started = time.perf_counter()
-        load_model()
-        load_s = time.perf_counter() - started
-        started = time.perf_counter()
-        paths = [p for p, e in index.entities.items() if e.kind in kinds]
-        texts = [entity_text(index, p) for p in paths]
-        text_s = time.perf_counter() - started
-        started = time.perf_counter()
-        embedder.encode(texts)
-        embed_s = time.perf_counter() - started
-        started = time.perf_counter()
-        paths2, _ = index.entity_vectors(embedder, kinds=kinds)  # texts now hit the embedder cache: the npz write
-        write_s = time.perf_counter() - started
-        stats = dict(embedder.stats)
-        total = text_s + embed_s + write_s
-        model = load_model()
-        cap = int(getattr(model, "max_seq_length", 256) or 256)
-        pieces = sum(min(cap, len(ids)) for ids in model.tokenizer(texts, add_special_tokens=True)["input_ids"])
-        dense = sum(p.numel() for name, p in model.named_parameters() if "embeddings" not in name)
-        gflop = 2 * dense * pieces / 1e9  # matmul FLOPs of the dense layers (attention scores excluded)
-        print(f"embed {repo.name}: entities={len(paths2)} kinds={','.join(kinds)} seconds={total:.3f} "
-              f"(entity texts {text_s:.3f}, embedding {embed_s:.3f} = {stats['computed'] / max(embed_s, 1e-9):.1f} texts/s "
-              f"at batch {embedder.batch_size}, vector-cache write {write_s:.3f}; model load {load_s:.1f} s not included) "
-              f"computed={stats['computed']} disk_hits={stats['disk_hits']}")
-        print(f"embed work {repo.name}: {pieces} word pieces (cap {cap}, mean {pieces / max(len(texts), 1):.0f}/text) x "
-              f"{dense / 1e6:.1f}M dense parameters = {gflop:,.0f} GFLOP -> {gflop / max(embed_s, 1e-9):.1f} GFLOP/s achieved")
-        peak = _matmul_gflops()
-        print(f"embed floor {repo.name}: this machine's torch fp32 matmul peak (MiniLM FFN shape) {peak:.1f} GFLOP/s -> "
-              f"the dense layers alone need >= {gflop / peak:.0f} s at peak (achieved {100 * gflop / max(embed_s, 1e-9) / peak:.0f}% "
-              f"of it); index+embed in 30 s would need {gflop / 30:.0f} GFLOP/s ({gflop / 30 / peak:.1f}x the peak)")
-        print(f"index+embed {repo.name} cold: {t['total'] + total:.1f} s (+ model load {load_s:.1f} s)")
-        started = time.perf_counter()
-        second = RepositoryIndex.build(repo, cache_dir=Path(tmp) / "index", **opts)
-        fresh = Embedder(cache_dir=cache_dir)
-        paths3, matrix3 = second.entity_vectors(fresh, kinds=kinds)
-        second_s = time.perf_counter() - started
-        print(f"embed cached {repo.name} (second sample, same snapshot, new process state): index+vectors "
-              f"{second_s:.3f} s, texts computed {fresh.stats['computed']}, vectors {matrix3.shape}")
+        _embed_backends(args, index, repo, t["total"], Path(tmp), opts)
+        print(f"load: {_uptime()}")
     return 0 if same else 1
 
 

