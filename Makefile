@@ -10,7 +10,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export TOKENIZERS_PARALLELISM := false
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-full demo bench oracle lint clean docker-engine sandbox-deps docker-prune browser
+.PHONY: help setup test test-full demo demo-full bench oracle lint clean docker-engine sandbox-deps docker-prune browser
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -29,8 +29,11 @@ test: setup ## Run the fast test suite (what CI runs)
 test-full: setup ## Run every test, including slow ones (real local model, full oracle)
 	RECONMEM_OFFLINE=1 $(PY) -m pytest -q -m "slow or not slow"
 
-demo: setup ## Run ReConMem and Full on the shipped demo samples with the offline local model
+demo: setup ## ReConMem vs Full on the quick demo (2 samples, 8 turns each) with the offline local model
 	$(PY) -m scripts.demo
+
+demo-full: setup ## ReConMem vs Full on all three demo samples (12 turns each) with the offline local model
+	$(PY) -m scripts.demo --full
 
 bench: setup ## Print the benchmark ratios (index, llm, prefill, recall, methods)
 	$(PY) -m scripts.bench index --embed --repo $$($(PY) -c "from reconmem.platform.downloads import fetch_pypi_source as f; print(f('Faker','20.1.0')/'Faker-20.1.0')")

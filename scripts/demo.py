@@ -1,9 +1,11 @@
-"""``make demo``: ReConMem and Full History on the shipped demo samples with the offline model.
+"""``make demo``: ReConMem and Full History on the quick demo samples with the offline model.
 
-Runs both methods through the same entry point as ``python -m scripts.run experiment=demo`` (records
-under ``results/demo/<backbone>/<method>/demo``; a second invocation resumes from the records and
-the LLM cache), then prints Pass@1, CR and tokens per method. Extra arguments are Hydra overrides,
-e.g. ``python -m scripts.demo backbone=local_1_5b``.
+Runs both methods through the same entry point as ``python -m scripts.run experiment=demo_quick``
+(two samples, 4 DevEval tasks, 8 scripted turns each; records under
+``results/demo_quick/<backbone>/<method>/demo``; a second invocation resumes from the records and
+the LLM cache), then prints Pass@1, CR and tokens per method, the time split and the machine's load.
+``--full`` (``make demo-full``) runs ``experiment=demo`` instead: all three demo samples, 12 turns
+each. Other arguments are Hydra overrides, e.g. ``python -m scripts.demo backbone=local_1_5b``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 METHODS = ("full", "reconmem")  # Full first: ReConMem's CR needs the Full run's input tokens
+EXPERIMENTS = {False: "demo_quick", True: "demo"}  # --full: all three samples, 12 turns each
 
 
 def _fmt(v: object, pct: bool = False) -> str:
@@ -67,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     from scripts.run import CONFIG_DIR, precheck, run
 
     overrides = list(sys.argv[1:] if argv is None else argv)
-    base = ["experiment=demo", *overrides]  # conf/experiment/demo.yaml: demo samples, local model, budgets
+    experiment = EXPERIMENTS["--full" in overrides]
+    overrides = [o for o in overrides if o != "--full"]
+    base = [f"experiment={experiment}", *overrides]  # conf/experiment/: demo samples, local model, budgets
     problem = precheck(base)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
@@ -103,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for method in METHODS:
         print(_time_split(method, summaries[method]["run_dir"]))
-    print(f"\ndemo: wall time {wall:.0f} s; records in {os.path.dirname(os.path.dirname(full_dir))}/<method>/demo")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\ndemo: wall time {wall:.0f} s ({experiment}; load average {load} on {os.cpu_count()} cores); records in {os.path.dirname(os.path.dirname(full_dir))}/<method>/demo")
     return 0 if all(not s.get("errors") for s in summaries.values()) else 1
 
 

@@ -1,0 +1,46 @@
+"""`make demo`'s quick samples are the demo samples cut down, nothing else: two of them (both
+subsets), only their fact-bearing turns, renumbered; `make demo-full` keeps experiment=demo."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from hydra import compose, initialize_config_dir
+
+from benchmarks.locoeval.loader import load_samples
+from scripts import demo
+from scripts.run import CONFIG_DIR
+
+KEPT_KINDS = {"requirement", "distractor", "info", "revision"}
+
+
+def _rows(name: str) -> list[dict]:
+    text = resources.files("benchmarks.locoeval").joinpath("demo", name).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_quick_samples_are_the_demo_samples_without_their_chat_noise_and_recap_turns():
+    full = {row["id"]: row for row in _rows("samples.jsonl")}
+    quick = _rows("samples_quick.jsonl")
+    assert {full[row["id"]]["subset"] for row in quick} == {"single-hop", "multi-hop"}
+    assert len(quick) < len(full)
+    for row in quick:
+        source = full[row["id"]]
+        expected = [dict(step, turn=i) for i, step in
+                    enumerate((s for s in source["outline"] if s["kind"] in KEPT_KINDS), start=1)]
+        assert row["outline"] == expected
+        assert {k: v for k, v in row.items() if k != "outline"} == {k: v for k, v in source.items() if k != "outline"}
+    loaded = load_samples("package:benchmarks.locoeval/demo/samples_quick.jsonl")  # the schema checks pass
+    assert sum(len(s.tasks) for s in loaded) == sum(len(full[r["id"]]["tasks"]) for r in quick)
+
+
+def test_make_demo_runs_the_quick_experiment_and_demo_full_the_whole_one():
+    assert demo.EXPERIMENTS == {False: "demo_quick", True: "demo"}
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        quick = compose("config", overrides=["experiment=demo_quick", "method=reconmem"])
+        whole = compose("config", overrides=["experiment=demo", "method=reconmem"])
+    assert quick.benchmark.name == "demo_quick" and quick.benchmark.samples.endswith("samples_quick.jsonl")
+    assert whole.benchmark.name == "demo" and whole.benchmark.samples.endswith("/samples.jsonl")
+    assert quick.method.budgets_by_backbone == whole.method.budgets_by_backbone
+    assert quick.backbone.name == whole.backbone.name == "local"
