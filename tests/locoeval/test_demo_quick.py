@@ -44,3 +44,4 @@ def test_make_demo_runs_the_quick_experiment_and_demo_full_the_whole_one():
     assert whole.benchmark.name == "demo" and whole.benchmark.samples.endswith("/samples.jsonl")
     assert quick.method.budgets_by_backbone == whole.method.budgets_by_backbone
     assert quick.backbone.name == whole.backbone.name == "local"
+    assert quick.embedder.backend == "onnx" and whole.embedder.backend == "torch"
