@@ -10,7 +10,7 @@ Runs ``no_memory`` (floor) and ``oracle_context`` (ceiling) through the one run 
 invocation resumes), then prints floor, ceiling and memory headroom per subset from the records
 (:mod:`benchmarks.analysis.brackets`). Both skip the preparation replies: one model call per task.
 Extra arguments are Hydra overrides applied to both runs; the benchmark defaults to
-``locoeval_verified``. With ``run.dry_run=true`` it prints each bracket's estimate and their sum.
+``locoeval_verified_v2``. With ``run.dry_run=true`` it prints each bracket's estimate and their sum.
 Exit status: 0, 1 when a sample errored, 2 on a configuration or data problem.
 """
 
@@ -24,7 +24,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-DEFAULTS = ("benchmark=locoeval_verified", "run.run_id=brackets")
+DEFAULTS = ("benchmark=locoeval_verified_v2", "run.run_id=brackets")
 
 
 def overrides_for(argv: list[str]) -> list[str]:
