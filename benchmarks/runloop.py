@@ -390,11 +390,13 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, coun
     out = run_dir.reset_sample(sid)
     attempt = uuid.uuid4().hex[:12]
     t0 = time.perf_counter()
-    senv = replace(env, out_dir=out, sample_id=sid, attempt=attempt)
+    recorder = records.SampleRecorder(out)
+    senv = replace(env, out_dir=out, sample_id=sid, attempt=attempt, recorder=recorder)
+    method = method if method is not None else harness.build_method(cfg=env.cfg)
     with env.ledger.tags(sample=sid, attempt=attempt):
         try:
-            result = dict(bench.run_sample(sample, method if method is not None else harness.build_method(cfg=env.cfg),
-                                           senv))
+            result = dict(bench.run_sample(sample, method, senv))
+            recorder.memory(method)
             status = str(result.get("status") or Status.OK.value)
             if status not in bench.statuses | {Status.OK.value}:
                 raise RuntimeError(f"{type(bench).__name__}.run_sample returned undeclared status {status!r}")
@@ -411,6 +413,7 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, coun
                       "error": f"{type(exc).__name__}: {exc}"}
         except Exception as exc:  # noqa: BLE001 - recorded; retried on resume
             records.atomic_write_text(out / records.ERROR, traceback.format_exc())
+            recorder.memory(method)
             log.warning("%s: sample %s failed: %s: %s", bench.family or type(bench).__name__, sid, type(exc).__name__, exc)
             result = {**bench.error_result(sample), "status": Status.ERROR.value, "errored": True,
                       "error": f"{type(exc).__name__}: {exc}"}

@@ -40,7 +40,8 @@ class RunEnv:
     """What the loop hands a benchmark: the config, the run's shared ledger and per-sample paths.
 
     ``shared`` holds what :meth:`Benchmark.setup` built once per run (LLM clients, executors ...).
-    ``out_dir`` / ``sample_id`` / ``attempt`` are set for the sample being run.
+    ``out_dir`` / ``sample_id`` / ``attempt`` / ``recorder`` are set for the sample being run: the
+    benchmark writes its rows through ``recorder`` as they happen (``benchmarks.records.SampleRecorder``).
     """
 
     cfg: Any
@@ -51,6 +52,7 @@ class RunEnv:
     out_dir: Path | None = None
     sample_id: str | None = None
     attempt: str | None = None
+    recorder: Any = None
 
     def sample_events(self) -> list[dict[str, Any]]:
         """This sample attempt's ledger events (every field kept): the one slicing rule."""

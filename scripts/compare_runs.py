@@ -28,7 +28,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-RECORD_FILES = ("result.json", "conversation.jsonl", "contexts.jsonl", "memory.json", "tests.json", "ledger.jsonl")
+from benchmarks import records as rec
+
+RECORD_FILES = (rec.RESULT, rec.CONVERSATION, rec.CONTEXTS, rec.TOOL_CALLS, rec.MEMORY, rec.TESTS, rec.JUDGMENT,
+                rec.LEDGER)
 VOLATILE_KEYS = frozenset({
     "seconds", "wall_seconds", "timing_ms", "attempt", "cached", "cached_calls", "started", "finished",
     "elapsed_seconds", "duration_seconds",
@@ -94,9 +97,7 @@ def _load(path: Path) -> Any:
 
 def run_dirs(root: Path) -> dict[str, Path]:
     """Relative path -> run directory for ``root`` itself or every run directory below it."""
-    if (root / "samples").is_dir():
-        return {".": root}
-    return {str(p.parent.relative_to(root)): p.parent for p in sorted(root.rglob("samples")) if p.is_dir()}
+    return {str(r.path.relative_to(root)): r.path for r in rec.RunDir.discover(root)} if root.exists() else {}
 
 
 def compare_runs(a: Path, b: Path) -> dict[str, Any]:
@@ -112,11 +113,12 @@ def compare_runs(a: Path, b: Path) -> dict[str, Any]:
         if rel not in runs_a or rel not in runs_b:
             differences.append({"run": rel, "file": None, "path": "run", "a": rel in runs_a, "b": rel in runs_b})
             continue
-        samples_a = {p.name for p in (runs_a[rel] / "samples").iterdir() if p.is_dir()}
-        samples_b = {p.name for p in (runs_b[rel] / "samples").iterdir() if p.is_dir()}
-        for sample in sorted(samples_a | samples_b):
+        samples_a = {d.name: d for d in rec.RunDir(runs_a[rel]).sample_dirs()}
+        samples_b = {d.name: d for d in rec.RunDir(runs_b[rel]).sample_dirs()}
+        for sample in sorted(set(samples_a) | set(samples_b)):
             for name in RECORD_FILES:
-                fa, fb = runs_a[rel] / "samples" / sample / name, runs_b[rel] / "samples" / sample / name
+                fa = rec.RunDir(runs_a[rel]).sample(sample).file(name)
+                fb = rec.RunDir(runs_b[rel]).sample(sample).file(name)
                 if not fa.exists() and not fb.exists():
                     continue
                 files += 1

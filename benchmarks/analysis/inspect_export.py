@@ -204,22 +204,17 @@ def chat_messages(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
     return out
 
 
-def conversation_messages(family: str, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
+def conversation_messages(rows: Sequence[Mapping[str, Any]]) -> list[Any]:
     """``conversation.jsonl`` as user / assistant messages, each row's labels in the message metadata."""
     from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
 
     out: list[Any] = []
     for row in rows:
-        meta = {k: v for k, v in row.items() if k not in ("user", "assistant", "content", "raw")}
-        if family == CAB:
-            role = "assistant" if row.get("role") == "maintainer" else "user"
-            cls = ChatMessageAssistant if role == "assistant" else ChatMessageUser
-            out.append(cls(content=_text(row.get("content")), metadata=meta or None))
+        if row.get("skipped"):
             continue
-        out.append(ChatMessageUser(content=_text(row.get("user")), metadata=meta or None))
-        if row.get("assistant_skipped"):
-            continue
-        out.append(ChatMessageAssistant(content=_text(row.get("assistant")), metadata=meta or None))
+        meta = {k: v for k, v in row.items() if k not in ("role", "content", "raw")}
+        cls = ChatMessageAssistant if row.get("role") == rec.ASSISTANT else ChatMessageUser
+        out.append(cls(content=_text(row.get("content")), metadata=meta or None))
     return out
 
 
@@ -231,11 +226,8 @@ def _turn_key(family: str, row: Mapping[str, Any]) -> tuple[Any, ...]:
 def _replies(family: str, conversation: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], str]:
     out: dict[tuple[Any, ...], str] = {}
     for row in conversation:
-        if family == CAB:
-            if row.get("role") == "maintainer":
-                out[_turn_key(family, row)] = _text(row.get("content"))
-        elif not row.get("assistant_skipped"):
-            out[_turn_key(family, row)] = _text(row.get("assistant"))
+        if row.get("role") == rec.ASSISTANT and not row.get("skipped"):
+            out[_turn_key(family, row)] = _text(row.get("content"))
     return out
 
 
@@ -284,7 +276,7 @@ def model_events(family: str, ledger: Sequence[Mapping[str, Any]], contexts: Seq
 
     prompts: dict[tuple[Any, ...], Mapping[str, Any]] = {}
     for row in contexts:
-        ctx = row.get("context") if isinstance(row.get("context"), Mapping) else row
+        ctx = row.get("context") or {}
         prompts.setdefault(_turn_key(family, row), ctx)
     replies = _replies(family, conversation)
     used: set[tuple[Any, ...]] = set()
@@ -388,7 +380,7 @@ def eval_sample(runs: RunSet, s: SampleRecord, *, excluded: Mapping[str, str], k
     conversation = s.conversation() if s.path.is_dir() else []
     ledger = s.ledger() if s.path.is_dir() else []
     contexts = s.contexts() if s.path.is_dir() else []
-    messages = conversation_messages(family, conversation)
+    messages = conversation_messages(conversation)
     first_user = next((_text(m.content) for m in messages if m.role == "user"), "")
     events = model_events(family, ledger, contexts, conversation, start=start)
     usage: dict[str, Any] = {}

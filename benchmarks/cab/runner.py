@@ -4,10 +4,12 @@
 :mod:`benchmarks.runloop`); :func:`run_issue` is the pure per-issue function (objects in, records
 out) that tests drive with scripted clients.
 
-Per issue, in ``samples/<task_id>/``: ``conversation.jsonl`` (user / maintainer messages, the
-user's satisfaction status and raw text), ``tool_calls.jsonl``, ``contexts.jsonl`` (what each
-maintainer prompt contained), ``judgment.json``, ``memory.json``; the run loop adds ``ledger.jsonl`` (every LLM call, tagged
-``role`` = maintainer / memory / user / judge) and finally ``result.json``.
+Per issue, in ``samples/<task_id>/``, written as they happen through the loop's
+:class:`benchmarks.records.SampleRecorder`: ``conversation.jsonl`` (user / assistant messages - the
+assistant is the maintainer -, the user's satisfaction status and raw text), ``tool_calls.jsonl``,
+``contexts.jsonl`` (what each maintainer prompt contained), then ``judgment.json``; the run loop adds
+``memory.json``, ``ledger.jsonl`` (every LLM call, tagged ``role`` = maintainer / memory / user /
+judge) and finally ``result.json``.
 
 Statuses: ``ok`` (judged), ``init_failed`` (repository not initialisable) and
 ``docker_unavailable`` (a dockerfile but no engine) — issue-level properties recorded as
@@ -35,6 +37,7 @@ from benchmarks.cab.docker_check import DockerUnavailableForIssue, docker_valida
 from benchmarks.cab.loader import CabIssue, load_issues
 from benchmarks.cab.metrics import issue_tokens, summarize, tokens_by_role
 from benchmarks.cab.tools import RepoTools, ToolLimits
+from benchmarks.records import ASSISTANT, JUDGMENT, USER, SampleRecorder
 from benchmarks.task import Benchmark, RunEnv, method_facing_id
 from reconmem.platform.context import ContextManager, Session
 
@@ -160,18 +163,19 @@ def run_issue(
     docker_client_factory: Callable[[], Any] | None = None,
     checkout_info: dict[str, Any] | None = None,
     retriever: Any = "dense",
+    recorder: SampleRecorder | None = None,
 ) -> dict[str, Any]:
-    """Run one CAB conversation on ``repo_root`` and write its records to ``out_dir``.
+    """Run one CAB conversation on ``repo_root``, its rows written as they happen through ``recorder``
+    (default: a recorder on ``out_dir``): a crash keeps the transcript so far.
 
     Returns the ``result.json`` payload (``status`` ok / judge_error / docker_unavailable); other
     failures raise and are recorded as ``error`` by the caller.
     """
-    from benchmarks.records import write_jsonl as _write_jsonl
     from benchmarks.records import attempt_events
     from reconmem.platform.llm import UsageLedger, current_tags
 
     settings = settings or CabSettings()
-    out_dir.mkdir(parents=True, exist_ok=True)
+    rec = recorder or SampleRecorder(out_dir)
     started = time.perf_counter()
     attempt = current_tags().get("attempt") or uuid.uuid4().hex[:12]  # the run loop's attempt id, if any
     ledger: UsageLedger = maintainer_llm.ledger
@@ -212,13 +216,12 @@ def run_issue(
             manager.start(session)
         user = UserAgent(user_llm, issue, max_tokens=settings.user_max_tokens)
 
-        conversation: list[dict[str, Any]] = []  # records
+        conversation: list[dict[str, Any]] = []  # the rows written, for the result's counts
         chat: list[dict[str, str]] = []  # what the user agent sees
         tool_rows: list[dict[str, Any]] = []
-        context_rows: list[dict[str, Any]] = []
         turn_stats: list[dict[str, Any]] = []
         query = user.opening_message()
-        conversation.append({"turn": 0, "role": "user", "content": query, "opening": True})
+        conversation.append(rec.message(0, USER, query, opening=True))
         chat.append({"role": "user", "content": query})
         final_status = None
         answer = ""
@@ -236,14 +239,14 @@ def run_issue(
                 maintainer.observe(t, query, mturn)
             turns += 1
             answer = mturn.text
-            conversation.append({"turn": t, "role": "maintainer", "content": answer, "llm_calls": mturn.llm_calls,
-                                 "tool_steps": mturn.tool_steps, "forced_final": mturn.forced_final,
-                                 "protocol_errors": mturn.protocol_errors, "repeated_tool_calls": mturn.repeated_calls,
-                                 "over_cap_calls": mturn.over_cap_calls, "window_trims": mturn.window_trims,
-                                 "reasked": mturn.reasked, "final_is_tool_call": mturn.final_is_tool_call})
+            tool_rows.extend(rec.tool_call(t, i, r.record()) for i, r in enumerate(mturn.tool_results))
+            rec.context(t, mturn.context.to_dict(), recalled=mturn.recalled)
+            conversation.append(rec.message(
+                t, ASSISTANT, answer, llm_calls=mturn.llm_calls, tool_steps=mturn.tool_steps,
+                forced_final=mturn.forced_final, protocol_errors=mturn.protocol_errors,
+                repeated_tool_calls=mturn.repeated_calls, over_cap_calls=mturn.over_cap_calls,
+                window_trims=mturn.window_trims, reasked=mturn.reasked, final_is_tool_call=mturn.final_is_tool_call))
             chat.append({"role": "assistant", "content": answer})
-            tool_rows.extend({"turn": t, "index": i, **r.record()} for i, r in enumerate(mturn.tool_results))
-            context_rows.append({"turn": t, "recalled": mturn.recalled, **mturn.context.to_dict()})
             turn_stats.append({"turn": t, "seconds": round(time.perf_counter() - t_turn, 3),
                                "tool_calls": len(mturn.tool_results)})
             if t + 1 >= settings.max_turns:
@@ -251,9 +254,9 @@ def run_issue(
             with ledger.tags(turn=t, role="user"):
                 reply, user_retries = _user_reply(user, chat, settings, issue, t + 1)
             final_status = reply.status
-            conversation.append({"turn": t + 1, "role": "user", "content": reply.text, "status": reply.status,
-                                 "reason": reply.reason, "status_found": reply.status_found, "raw": reply.raw,
-                                 **({"retries": user_retries} if user_retries else {})})
+            conversation.append(rec.message(t + 1, USER, reply.text, status=reply.status, reason=reply.reason,
+                                            status_found=reply.status_found, raw=reply.raw,
+                                            **({"retries": user_retries} if user_retries else {})))
             if reply.status == FULLY_SATISFIED:
                 break
             query = reply.text
@@ -274,18 +277,9 @@ def run_issue(
                 judgment = None
                 judgment_payload = {"error": str(exc), "raw_outputs": exc.raw_outputs}
 
-    from benchmarks.records import atomic_write_json as _write_json
-
     events = attempt_events(ledgers, attempt)
     tokens = issue_tokens(events)
-    _write_jsonl(out_dir / "conversation.jsonl", conversation)
-    _write_jsonl(out_dir / "tool_calls.jsonl", tool_rows)
-    _write_jsonl(out_dir / "contexts.jsonl", context_rows)
-    _write_json(out_dir / "judgment.json", judgment_payload)
-    try:
-        _write_json(out_dir / "memory.json", manager.state())
-    except Exception as exc:  # noqa: BLE001 - a method's state() must not lose the judged issue
-        _write_json(out_dir / "memory.json", {"error": f"state() failed: {exc}"})
+    rec.document(JUDGMENT, judgment_payload)
     result = {
         **base,
         "status": status,
@@ -305,7 +299,7 @@ def run_issue(
         "repeated_tool_calls": sum(int(c.get("repeated_tool_calls") or 0) for c in conversation),
         "window_trims": sum(int(c.get("window_trims") or 0) for c in conversation),
         "final_tool_call_answers": sum(1 for c in conversation if c.get("final_is_tool_call")),
-        "user_retries": sum(int(c.get("retries") or 0) for c in conversation if c["role"] == "user"),
+        "user_retries": sum(int(c.get("retries") or 0) for c in conversation if c["role"] == USER),
         "turn_stats": turn_stats,
         "docker": docker_result,
         "wall_seconds": round(time.perf_counter() - started, 3),
@@ -421,7 +415,7 @@ class CodeAssistBench(Benchmark):
         return run_issue(issue, repo_root=root, out_dir=env.out_dir, maintainer_llm=sh["maintainer_llm"],
                          user_llm=sh["user_llm"], judge_llm=sh["judge_llm"], manager=method, embedder=sh["embedder"],
                          settings=sh["settings"], docker_client_factory=_docker_factory(env.cfg), checkout_info=info,
-                         retriever=retriever_spec(env.cfg))
+                         retriever=retriever_spec(env.cfg), recorder=env.recorder)
 
     @staticmethod
     def _base(issue: CabIssue) -> dict[str, Any]:

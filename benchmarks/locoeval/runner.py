@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.records import ASSISTANT, TESTS, USER, RunDir, SampleRecorder
 from benchmarks.task import Benchmark, RunEnv, method_facing_id
 
 from benchmarks.locoeval.loader import load_samples
@@ -169,11 +170,13 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
                turn_max_tokens: int | None = None, task_max_tokens: int | None = None,
                context_window: int | None = None, purpose_max_tokens: Mapping[str, int] | None = None,
                progress: bool = True, repo_name: str | None = None, privileged_inputs: Sequence[str] = (),
-               skip_prep_replies: bool = False, retriever: Any = "dense") -> dict[str, Any]:
-    """Run one sample end to end and write its conversation / context / memory / test records.
+               skip_prep_replies: bool = False, retriever: Any = "dense",
+               recorder: SampleRecorder | None = None) -> dict[str, Any]:
+    """Run one sample end to end, its conversation / context / test rows written as they happen
+    through ``recorder`` (default: a recorder on ``out_dir``).
 
-    Raises on any failure (the run loop records ``status: error``). Neither ``result.json`` nor
-    ``ledger.jsonl`` is written here: the run loop writes both (result last).
+    Raises on any failure (the run loop records ``status: error``). ``result.json``, ``ledger.jsonl``
+    and ``memory.json`` are the run loop's (result last).
 
     What the method sees: the Session (the response prompt, the repository index, the window),
     every user query and, through ``cm.observe``, ``Turn(index, user, assistant)`` — no outline
@@ -181,15 +184,11 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
     ``privileged_inputs`` (``task_oracle``): the bracket channel, for a method that declared it.
     ``skip_prep_replies``: no preparation reply is generated or observed (bracket methods only).
     """
-    from benchmarks.records import CONTEXTS, CONVERSATION, append_jsonl, atomic_write_json
     from reconmem.platform.brackets import reads_history
 
     if skip_prep_replies and reads_history(cm):
         raise ValueError(f"{type(cm).__name__} reads earlier turns: its preparation replies cannot be skipped")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for name in (CONVERSATION, CONTEXTS, "memory.json", "tests.json"):
-        (out / name).unlink(missing_ok=True)
+    rec = recorder or SampleRecorder(out_dir)
     started = time.perf_counter()
     ledger = llm.ledger
     user = user or MockUser(None)
@@ -219,31 +218,25 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
                     with ledger.tags(role="user"):
                         query = user.query_for(sample, step, previous)
                     said[step.turn] = query
+                    labels = {"phase": "prep", "kind": step.kind, **({"req_id": step.req_id} if step.req_id else {})}
+                    rec.message(step.turn, USER, query, **labels)
                     if skip_prep_replies:
-                        row = {"turn": step.turn, "phase": "prep", "kind": step.kind,
-                               **({"req_id": step.req_id} if step.req_id else {})}
-                        append_jsonl(out / CONVERSATION, {**row, "user": query, "assistant": "", "assistant_skipped": True})
+                        rec.message(step.turn, ASSISTANT, "", **labels, skipped=True)
                         previous = SKIPPED_REPLY
                         if bar:
                             bar.update(1)
                         continue
                     with ledger.tags(role="assistant"):
                         reply = cm.respond(query, purpose="turn_generation")
-                    row = {"turn": step.turn, "phase": "prep", "kind": step.kind}
-                    if step.req_id:
-                        row["req_id"] = step.req_id
-                    append_jsonl(out / CONVERSATION, {**row, "user": query, "assistant": reply.text})
-                    append_jsonl(out / CONTEXTS, {"turn": step.turn, "phase": "prep",
-                                                  **({"req_id": step.req_id} if step.req_id else {}),
-                                                  "context": reply.context.to_dict()})
+                    rec.message(step.turn, ASSISTANT, reply.text, **labels)
+                    rec.context(step.turn, reply.context.to_dict(), phase="prep",
+                                **({"req_id": step.req_id} if step.req_id else {}))
                     with ledger.tags(role="memory"):
                         cm.observe(Turn(index=step.turn, user=query, assistant=reply.text))
                 previous = reply.text
                 if bar:
                     bar.update(1)
-            state = cm.state()
-            atomic_write_json(out / "memory.json", state)
-            before = json.dumps(state, sort_keys=True, default=str, ensure_ascii=False)
+            before = memory_fingerprint(cm)
 
             for k, task in enumerate(sample.tasks, 1):
                 req = sample.requirement(task.req_id)
@@ -260,17 +253,17 @@ def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, e
                 if after != before:
                     raise ReadOnlyViolation(f"sample {sample.id!r}: {type(cm).__name__} changed its memory while "
                                             f"answering read-only task {req.req_id} ({req.namespace})")
-                append_jsonl(out / CONVERSATION, {"turn": turn_no, "phase": "task", "kind": task.kind,
-                                                  "req_id": req.req_id, "user": query, "assistant": reply.text,
-                                                  **({"oracle_turns": oracle.turns} if oracle is not None else {})})
-                append_jsonl(out / CONTEXTS, {"turn": turn_no, "phase": "task", "req_id": req.req_id,
-                                              "context": reply.context.to_dict()})
+                labels = {"phase": "task", "kind": task.kind, "req_id": req.req_id}
+                rec.message(turn_no, USER, query, **labels)
+                rec.message(turn_no, ASSISTANT, reply.text, **labels,
+                            **({"oracle_turns": oracle.turns} if oracle is not None else {}))
+                rec.context(turn_no, reply.context.to_dict(), phase="task", req_id=req.req_id)
                 verdict = dict(evaluate(req, reply.text))
                 tests.append({"req_id": req.req_id, "namespace": req.namespace,
                               "outcome": verdict.get("outcome"), "passed": bool(verdict.get("passed")),
                               "log": verdict.get("log", ""), "seconds": verdict.get("seconds"),
                               "completion": verdict.get("completion")})
-                atomic_write_json(out / "tests.json", tests)
+                rec.document(TESTS, tests)
                 if bar:
                     bar.update(1)
     finally:
@@ -407,7 +400,7 @@ class LoCoEval(Benchmark):
         privileged, skip = method_inputs(cfg)
         return run_sample(
             sample, cm=method, llm=sh["llm"], embedder=sh["embedder"],
-            evaluate=build_evaluator(cfg, sample, sh["executor_box"]), out_dir=env.out_dir,
+            evaluate=build_evaluator(cfg, sample, sh["executor_box"]), out_dir=env.out_dir, recorder=env.recorder,
             user=MockUser(sh["user_llm"], max_tokens=int(bench.get("user_max_tokens", 200) or 200)),
             repo_index=sample_index(sample, sh["cache_dir"], hide_task_tests=bool(bench.get("hide_task_tests", True))),
             system_prompt=_system_prompt(bench),
@@ -428,13 +421,12 @@ class LoCoEval(Benchmark):
         from benchmarks.locoeval import metrics
 
         summary = metrics.summarize_run(run_path, sample_ids=list(sample_ids))
-        method = run_path.parent.name
-        full_dir = run_path.parent.parent / "full" / run_path.name
-        if method != "full" and (full_dir / "samples").is_dir():
-            summary["cr"] = metrics.compression_ratio_between(run_path, full_dir, sample_ids=list(sample_ids))
-            summary["cr_reference"] = str(full_dir)
-        elif method == "full":
+        run, full = RunDir(run_path), RunDir(run_path).of_sibling_method("full")
+        if run.method_folder == "full":
             summary["cr"] = 1.0
+        elif full.samples_path.is_dir():
+            summary["cr"] = metrics.compression_ratio_between(run_path, full.path, sample_ids=list(sample_ids))
+            summary["cr_reference"] = str(full.path)
         return summary
 
 

@@ -103,3 +103,38 @@ def legacy_method_params(config: Mapping[str, Any], manifest: Mapping[str, Any])
             manager.pop(k, None)
         manager.update(resolved)
     return manager
+
+
+def migrate_conversation(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Conversation rows as messages ``{turn, role: user|assistant, content, ...}``: a version-1
+    LoCoEval exchange row ``{user, assistant, assistant_skipped?}`` becomes two messages, a CAB
+    ``maintainer`` message an ``assistant`` one; current rows pass unchanged."""
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        if "content" in row and "role" in row:
+            out.append({**row, "role": "assistant"} if row["role"] == "maintainer" else row)
+            continue
+        if "user" not in row and "assistant" not in row:
+            out.append(row)
+            continue
+        labels = {k: v for k, v in row.items() if k not in ("user", "assistant", "assistant_skipped", "oracle_turns")}
+        reply = {"turn": row.get("turn"), "role": "assistant", "content": row.get("assistant") or "", **labels}
+        if row.get("assistant_skipped"):
+            reply["skipped"] = True
+        if "oracle_turns" in row:
+            reply["oracle_turns"] = row["oracle_turns"]
+        out += [{"turn": row.get("turn"), "role": "user", "content": row.get("user") or "", **labels}, reply]
+    return out
+
+
+def migrate_contexts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Context rows with the built context under ``context``: a version-1 CAB row (the context's
+    fields inline beside ``turn`` / ``recalled``) is nested; current rows pass unchanged."""
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        if "context" in row:
+            out.append(row)
+            continue
+        outer = {k: row[k] for k in ("turn", "recalled") if k in row}
+        out.append({**outer, "context": {k: v for k, v in row.items() if k not in outer}})
+    return out

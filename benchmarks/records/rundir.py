@@ -24,7 +24,7 @@ from typing import Any
 from benchmarks.records import files as F
 from benchmarks.records.derived import manifest_selection, missing_result
 from benchmarks.records.files import RecordError, atomic_write_json, atomic_write_text, read_json, read_jsonl, safe_name
-from benchmarks.records.migrate import migrate_manifest
+from benchmarks.records.migrate import migrate_contexts, migrate_conversation, migrate_manifest
 from benchmarks.records.schema import SCHEMA_VERSION, validate
 from benchmarks.records.status import Status
 
@@ -56,10 +56,15 @@ class SampleDir:
         return self._rows(F.LEDGER, "ledger", strict)
 
     def conversation(self) -> list[dict[str, Any]]:
-        return read_jsonl(self.path / F.CONVERSATION)
+        """Message rows (rows of older runs migrated: :func:`~benchmarks.records.migrate.migrate_conversation`)."""
+        return migrate_conversation(read_jsonl(self.path / F.CONVERSATION))
 
     def contexts(self) -> list[dict[str, Any]]:
-        return read_jsonl(self.path / F.CONTEXTS)
+        """Context rows (rows of older runs migrated: :func:`~benchmarks.records.migrate.migrate_contexts`)."""
+        return migrate_contexts(read_jsonl(self.path / F.CONTEXTS))
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        return read_jsonl(self.path / F.TOOL_CALLS)
 
     def memory(self) -> Any:
         return self.json(F.MEMORY)
@@ -116,6 +121,15 @@ class RunDir:
     def backbone_folder(self) -> str:
         """The ``<backbone>`` folder name this run directory sits in."""
         return self.path.parent.parent.name
+
+    @property
+    def method_folder(self) -> str:
+        """The ``<method>`` folder name this run directory sits in."""
+        return self.path.parent.name
+
+    def of_sibling_method(self, method: str) -> "RunDir":
+        """The run directory of ``method`` with this run's benchmark, backbone and run id."""
+        return RunDir(self.path.parent.parent / method / self.path.name)
 
     # ------------------------------------------------------------------ samples
     @property

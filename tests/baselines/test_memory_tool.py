@@ -142,11 +142,12 @@ def test_scripted_agent_through_the_runner(make_session, boltons_index, embedder
     sample = next(s for s in load_samples("package:benchmarks.locoeval/demo/samples.jsonl") if s.id == "boltons-time-dict-single")
     sample = dataclasses.replace(sample, outline=sample.outline[:10])
     llm = make_session(memory_tool_script.reply).llm
-    result = run_sample(sample, cm=MemoryTool(), llm=llm, embedder=embedder, out_dir=tmp_path, repo_index=boltons_index,
+    cm = MemoryTool()
+    result = run_sample(sample, cm=cm, llm=llm, embedder=embedder, out_dir=tmp_path, repo_index=boltons_index,
                         evaluate=lambda req, text: {"outcome": "not_run", "passed": False, "log": "stub"},
                         repo_context_k=0, turn_max_tokens=64, task_max_tokens=64, progress=False)
     assert result["status"] == "ok"
-    memory = json.loads((tmp_path / "memory.json").read_text())
+    memory = json.loads(json.dumps(cm.state()))  # memory.json: the run loop writes this state
     assert memory["compressions"] and all(c["tokens_after"] < c["tokens_before"] for c in memory["compressions"])
     rows = [json.loads(line) for line in (tmp_path / "contexts.jsonl").read_text().splitlines()]
     assert any(r["context"]["meta"]["compressions"] for r in rows if r["phase"] == "prep")

@@ -83,11 +83,11 @@ def test_scripted_loop_function_calling(fixture_issue, tmp_path):
 
     # records
     conv = _read_jsonl(out / "conversation.jsonl")
-    assert [c["role"] for c in conv] == ["user", "maintainer", "user", "maintainer", "user"]
+    assert [c["role"] for c in conv] == ["user", "assistant", "user", "assistant", "user"]  # the maintainer answers
     assert conv[2]["status"] == "PARTIALLY_SATISFIED" and "SATISFACTION_STATUS" not in conv[2]["content"]
     assert len(_read_jsonl(out / "tool_calls.jsonl")) == 3
     ctxs = _read_jsonl(out / "contexts.jsonl")
-    assert [c["recalled"] for c in ctxs] == [False, True] and ctxs[0]["meta"] == {"no_recall": True}
+    assert [c["recalled"] for c in ctxs] == [False, True] and ctxs[0]["context"]["meta"] == {"no_recall": True}
     judgment = json.loads((out / "judgment.json").read_text())
     assert judgment["verdict"] == "CORRECT" and len(judgment["conditions"]) == 2
     events = ledger.events  # ledger.jsonl is the run loop's (tests/core/test_runloop.py)
@@ -99,7 +99,7 @@ def test_scripted_loop_function_calling(fixture_issue, tmp_path):
     assert result["tokens"] == {"maintainer": maint_tokens, "memory": mem_tokens, "combined": maint_tokens + mem_tokens}
     assert maint_tokens > 0 and mem_tokens > 0
     assert issue_tokens(events) == result["tokens"]
-    assert json.loads((out / "memory.json").read_text()) == {"turns": 2}
+    assert not (out / "memory.json").exists()  # the run loop writes it (tests/core/test_runloop.py)
     s = summarize([{**result, "sample_id": "cab_fixture_1"}])
     assert s["correct_pct"] == 100.0 and s["avg_turns"] == 2
 
@@ -213,7 +213,7 @@ def test_real_local_backbone_maintainer(fixture_issue, tmp_path):
     wall = time.perf_counter() - t0
     assert result["status"] == "ok" and result["turns"] == 2
     conv = _read_jsonl(out / "conversation.jsonl")
-    answers = [c["content"] for c in conv if c["role"] == "maintainer"]
+    answers = [c["content"] for c in conv if c["role"] == "assistant"]
     assert all(a.strip() for a in answers)
     assert result["tokens"]["maintainer"] > 0 and result["tokens"]["memory"] == 0
     events = ledger.events

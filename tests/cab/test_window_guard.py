@@ -64,6 +64,6 @@ def test_oversized_tool_result_errors_no_issue(method, host, big_repo, tmp_path)
     assert len(maintainer) == 6  # two responses of three calls each
     assert all(e["input_tokens"] <= WINDOW - 1500 for e in maintainer), [e["input_tokens"] for e in maintainer]
     rows = [json.loads(x) for x in (sample / "contexts.jsonl").read_text().splitlines()]
-    guard = [g for r in rows for g in r["meta"].get("window_guard", [])]
+    guard = [g for r in rows for g in r["context"]["meta"].get("window_guard", [])]
     assert guard and all(g["tokens_after"] <= g["prompt_budget"] for g in guard)
     assert any(g["elided_tool_results"] for g in guard) and any(g["truncated"] for g in guard)

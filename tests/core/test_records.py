@@ -93,3 +93,18 @@ def test_run_dir_is_the_only_layout(tmp_path):
     assert [r["sample_id"] for r in run.results()] == ["a/b"]
     assert [r.path for r in RunDir.of_method(tmp_path, "locoeval", "full")] == [run.path]
     assert [r.path for r in RunDir.discover(tmp_path)] == [run.path]
+
+
+def test_old_rows_are_migrated_when_read(tmp_path):
+    from benchmarks.records import SampleDir, write_jsonl
+
+    d = tmp_path / "s"
+    write_jsonl(d / "conversation.jsonl", [
+        {"turn": 1, "phase": "prep", "kind": "chat", "user": "hi", "assistant": "", "assistant_skipped": True},
+        {"turn": 2, "role": "maintainer", "content": "answer"}])
+    write_jsonl(d / "contexts.jsonl", [{"turn": 0, "recalled": False, "messages": [], "meta": {"no_recall": True}}])
+    conv = SampleDir(d).conversation()
+    assert [(r["turn"], r["role"], r["content"]) for r in conv] == [(1, "user", "hi"), (1, "assistant", ""),
+                                                                     (2, "assistant", "answer")]
+    assert conv[1]["skipped"] is True and conv[0]["kind"] == "chat"
+    assert SampleDir(d).contexts() == [{"turn": 0, "recalled": False, "context": {"messages": [], "meta": {"no_recall": True}}}]

@@ -76,6 +76,9 @@ def test_records_ledger_slicing_and_accounting(tmp_path, _toy_path):
     assert res["c"]["tasks"] == [{"req_id": "c", "passed": False, "outcome": "not_run"}] and res["c"]["n_tasks"] == 1
     assert res["c"]["errored"] is True and "toy failure in c" in res["c"]["error"]
     assert "RuntimeError: toy failure in c" in (rd / "samples" / "c" / "error.txt").read_text()
+    # rows through the loop's recorder; memory.json is the loop's (an errored sample's too)
+    assert records.RunDir(rd).sample("a").conversation() == [{"turn": 0, "role": "user", "content": "toy a"}]
+    assert all(isinstance(records.RunDir(rd).sample(s).memory(), dict) for s in "ac")
     assert summary["n_errored"] == 1 and summary["json_failures"] == 2 and summary["cost_usd"] == pytest.approx(1.9)
     assert summary["status_counts"] == {"error": 1, "ok": 2, "excluded": 1} and summary["stopped"] is None
     manifest = records.RunDir(rd).manifest_file()

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.records import RunDir, atomic_write_json
+from benchmarks.records import RunDir
 from benchmarks.task import Benchmark
 from reconmem.platform.llm import CostLimitReached, Usage
 
@@ -53,7 +53,7 @@ class ToyBenchmark(Benchmark):
             time.sleep(0.01)
         for _ in range(int(getattr(sample, "bad_json", 0))):
             log.warning("chat_json[%s] on %s: %s; output starts %r", "memory_update", "toy", "no JSON", "x")
-        atomic_write_json(Path(env.out_dir) / "conversation.jsonl", {"turn": 0})
+        env.recorder.message(0, "user", f"toy {sample.id}")
         if getattr(sample, "fail", False):
             raise RuntimeError(f"toy failure in {sample.id}")
         status = getattr(sample, "status", "ok")

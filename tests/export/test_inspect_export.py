@@ -131,7 +131,7 @@ def test_model_events_carry_the_prompt_the_method_built(demo):
     assert memory and all(not e.input and "not recorded" in e.metadata["prompt"] for e in memory)
     users = [m for m in sample.messages if m.role == "user"]
     conversation = rec.RunDir(exported.run_dir).sample(str(sample.id)).conversation()
-    assert [m.text for m in users] == [r["user"] for r in conversation]
+    assert [m.text for m in users] == [r["content"] for r in conversation if r["role"] == "user"]
 
 
 def test_fixture_records_round_trip_with_cost_errors_missing_and_cab(tmp_path):

@@ -45,7 +45,7 @@ def test_inspect_view_shows_a_demo_sample_in_chromium(browser_available, demo_re
     sid = sorted(d.name for d in sample_dir.iterdir())[0]
     result = rec.SampleDir(sample_dir / sid).result()
     turns = rec.SampleDir(sample_dir / sid).conversation()
-    user_turn = turns[1]["user"]  # a preparation turn of the conversation, as the user said it
+    user_turn = turns[2]["content"]  # a preparation turn of the conversation, as the user said it
     url_part = urllib.parse.quote(exported.path.name)
     shot = _artifacts() / "inspect_view_demo_sample.png"
     with browser_kit.inspect_view(tmp_path / "logs", tmp_path / "inspect_view.log") as base, \

@@ -68,10 +68,11 @@ def test_prep_replies_are_skipped_and_each_task_costs_one_call(bracket_runs):
         for s in samples:
             d = run_dir / "samples" / s.id
             conv = _rows(d / "conversation.jsonl")
-            prep = [r for r in conv if r["phase"] == "prep"]
-            assert [r["turn"] for r in prep] == [st.turn for st in s.outline]
-            assert all(r["assistant_skipped"] is True and r["assistant"] == "" for r in prep)
-            assert [r["user"] for r in prep] == [st.text for st in s.outline]  # the user turns are still recorded
+            prep = [r for r in conv if r["phase"] == "prep" and r["role"] == "user"]
+            replies = [r for r in conv if r["phase"] == "prep" and r["role"] == "assistant"]
+            assert [r["turn"] for r in prep] == [r["turn"] for r in replies] == [st.turn for st in s.outline]
+            assert all(r["skipped"] is True and r["content"] == "" for r in replies)
+            assert [r["content"] for r in prep] == [st.text for st in s.outline]  # the user turns are still recorded
             ledger = _rows(d / "ledger.jsonl")
             assert len(ledger) == len(s.tasks)
             assert {(e["purpose"], e["phase"]) for e in ledger} == {("task_generation", "task")}
@@ -86,7 +87,7 @@ def test_oracle_prompt_holds_the_tasks_statements_and_no_memory_no_earlier_turn(
         floor = _rows(runs["no_memory"][1] / "samples" / s.id / "contexts.jsonl")
         ceiling = _rows(runs["oracle_context"][1] / "samples" / s.id / "contexts.jsonl")
         conv = {r["req_id"]: r for r in _rows(runs["oracle_context"][1] / "samples" / s.id / "conversation.jsonl")
-                if r["phase"] == "task"}
+                if r["phase"] == "task" and r["role"] == "assistant"}
         for f_row, c_row in zip(floor, ceiling):
             req = s.requirement(c_row["req_id"])
             gt = {i.id for i in req.gt_items}

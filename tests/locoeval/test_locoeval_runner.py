@@ -62,10 +62,11 @@ def test_full_history_run_records(tiny_repo, tmp_path):
                         repo_index=index, turn_max_tokens=77, task_max_tokens=99, progress=False)
     assert result["status"] == "ok" and result["n_turns"] == 5 and result["n_tasks"] == 1
     assert result["tasks"] == [{"req_id": "R1", "namespace": "tinypkg.ops.add", "outcome": "pass", "passed": True}]
-    conv = _read(out / "conversation.jsonl")
-    assert [(r["turn"], r["phase"]) for r in conv] == [(1, "prep"), (2, "prep"), (3, "prep"), (4, "prep"), (5, "prep"), (6, "task")]
-    assert conv[1]["user"] == "add should return a - b." and conv[1]["kind"] == "distractor" and conv[1]["req_id"] == "R1"
-    task_user = conv[-1]["user"]
+    conv = _read(out / "conversation.jsonl")  # one row per message: the user's, then the assistant's
+    assert [(r["turn"], r["phase"]) for r in conv][::2] == [(1, "prep"), (2, "prep"), (3, "prep"), (4, "prep"), (5, "prep"), (6, "task")]
+    assert [r["role"] for r in conv] == ["user", "assistant"] * 6
+    assert conv[2]["content"] == "add should return a - b." and conv[2]["kind"] == "distractor" and conv[2]["req_id"] == "R1"
+    task_user = conv[-2]["content"]
     assert "def add(a, b):" in task_user and "tinypkg/ops.py" in task_user and task_user.startswith("Please write add now.")
     ctx = _read(out / "contexts.jsonl")
     assert len(ctx) == 6 and ctx[-1]["phase"] == "task" and ctx[-1]["req_id"] == "R1"
@@ -79,7 +80,7 @@ def test_full_history_run_records(tiny_repo, tmp_path):
     assert set(ledger[0]) >= {"purpose", "input_tokens", "output_tokens", "cached", "model", "seconds", "sample", "turn", "phase", "role"}
     # per-purpose budgets reach the backbone through the session's LLM proxy
     assert [c["params"]["max_tokens"] for c in llm.calls] == [77] * 5 + [99]
-    assert (out / "memory.json").exists()
+    assert not (out / "memory.json").exists()  # the run loop writes it when the sample ends
 
 
 def test_memory_is_read_only_during_tasks(tiny_repo, tmp_path):
@@ -88,14 +89,13 @@ def test_memory_is_read_only_during_tasks(tiny_repo, tmp_path):
     result = run_sample(sample, cm=cm, llm=ScriptedLLM(_replies), embedder=None, evaluate=_evaluate(sample),
                         out_dir=tmp_path / "ok", progress=False)
     assert result["status"] == "ok"
-    memory = json.loads((tmp_path / "ok" / "memory.json").read_text())
-    assert memory == {"memory": [st.text for st in sample.outline]} == cm.state()  # unchanged by the task
+    assert cm.state() == {"memory": [st.text for st in sample.outline]}  # unchanged by the task
 
     with pytest.raises(ReadOnlyViolation, match="changed its memory while answering read-only task R1"):
         run_sample(sample, cm=CountingMemory(leak_on_read_only=True), llm=ScriptedLLM(_replies), embedder=None,
                    evaluate=_evaluate(sample), out_dir=tmp_path / "bad", progress=False)
     # the partial records are there (written incrementally); the run loop writes the ledger
-    assert len(_read(tmp_path / "bad" / "conversation.jsonl")) == 4
+    assert len(_read(tmp_path / "bad" / "conversation.jsonl")) == 8  # four turns, two messages each
 
 
 def test_mock_user_scripted_and_generated(tiny_repo):

@@ -81,7 +81,7 @@ def test_sigkill_then_resume(tiny_repo, tmp_path):
     assert called == set(unfinished)
     for sid in unfinished:  # redone from the start: exactly one record per turn
         conv = [json.loads(x) for x in (run / "samples" / sid / "conversation.jsonl").read_text().splitlines()]
-        assert [r["turn"] for r in conv] == [1, 2, 3, 4, 5]
+        assert [r["turn"] for r in conv] == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5]  # user and assistant messages
     summary = json.loads((run / "summary.json").read_text())
     assert summary["n_ok"] == N and summary["pass_at_1"]["overall"] == 1.0 and summary["cr"] == 1.0
     for name in ("config.yaml", "manifest.json"):
