@@ -38,10 +38,11 @@ def test_quick_samples_are_the_demo_samples_without_their_chat_noise_and_recap_t
 def test_make_demo_runs_the_quick_experiment_and_demo_full_the_whole_one():
     assert demo.EXPERIMENTS == {False: "demo_quick", True: "demo"}
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
-        quick = compose("config", overrides=["experiment=demo_quick", "method=reconmem"])
-        whole = compose("config", overrides=["experiment=demo", "method=reconmem"])
+        quick = compose("config", overrides=["experiment=demo_quick", "method=full"])
+        whole = compose("config", overrides=["experiment=demo", "method=full"])
     assert quick.benchmark.name == "demo_quick" and quick.benchmark.samples.endswith("samples_quick.jsonl")
     assert whole.benchmark.name == "demo" and whole.benchmark.samples.endswith("/samples.jsonl")
     assert quick.method.budgets_by_backbone == whole.method.budgets_by_backbone
+    assert quick.method.repo_context_k_by_benchmark.demo_quick == whole.method.repo_context_k_by_benchmark.demo
     assert quick.backbone.name == whole.backbone.name == "local"
     assert quick.embedder.backend == "onnx" and whole.embedder.backend == "torch"
