@@ -1,6 +1,7 @@
 """Prompt and memory tokens of every method on one identical scripted conversation.
 
-``python -m scripts.bench methods [--methods full,mem0,...] [--turns 20] [--repo-context-k 10]``
+``python -m scripts.bench methods --tokens [--methods full,mem0,...] [--turns 20] [--repo-context-k 10]``
+(without ``--tokens``: the harness's own time per turn, :mod:`scripts.bench_overhead`)
 
 A fixed 20-turn conversation about the real boltons 23.1.1 repository (user queries AND assistant
 answers are scripted, so every method sees exactly the same dialogue) is observed by each method
@@ -141,7 +142,13 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.bench methods", description=__doc__.split("\n\n")[0])
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--tokens" not in argv:
+        from scripts import bench_overhead
+
+        return bench_overhead.main(argv)
+    argv.remove("--tokens")
+    parser = argparse.ArgumentParser(prog="python -m scripts.bench methods --tokens", description=__doc__.split("\n\n")[0])
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma list (default: {','.join(METHODS)})")
     parser.add_argument("--turns", type=int, default=len(CONVERSATION), help="turns of the scripted conversation (max 20)")
     parser.add_argument("--backbone", default=str(REPO_ROOT / "conf" / "backbone" / "local.yaml"), help="backbone config file")

@@ -186,7 +186,7 @@ def test_embedder_device_auto_is_cuda_when_torch_sees_one(monkeypatch, embed_mod
     gpu = embed.Embedder(cache_dir=False, device="auto")
     assert gpu.device == "cuda" and gpu.model_id == cpu.model_id + "#cuda"  # GPU vectors are cached apart
     assert embedder_settings(OmegaConf.create({"embedder": {"device": "auto"}})) == {
-        "model": embed.DEFAULT_MODEL_ID, "device_setting": "auto", "device": "cuda"}
+        "model": embed.DEFAULT_MODEL_ID, "device_setting": "auto", "device": "cuda", "backend": "torch"}
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ConfigError, match="no CUDA device"):
         embedder_settings(OmegaConf.create({"embedder": {"device": "cuda"}}))
