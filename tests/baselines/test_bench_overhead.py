@@ -68,7 +68,7 @@ def test_every_method_runs_the_scripted_turns(method, boltons):
                         pairs=bo.conversation(boltons, 4, seed=0), repo_context_k=10)
     assert row["method"] == method and row["backend"] == "test" and row["turns"] == 4
     assert 0 <= row["p50_ms"] <= row["p95_ms"] <= row["max_ms"]
-    assert row["embed_p95_ms"] >= 0 and row["share_p95"] == pytest.approx(row["p95_ms"] / 1000 / bo.API_CALL_SECONDS)
+    assert row["embed_p95_ms"] >= 0 and row["cpu_p95_ms"] >= 0 and row["share_p95"] == pytest.approx(row["p95_ms"] / 1000 / bo.API_CALL_SECONDS)
     memory_calls = {"mem0": 8, "mem0r": 8, "reconmem": 8}  # two memory calls per observed turn
     assert row["calls"] == memory_calls.get(method, row["calls"])
     if method in ("full", "vanilla_rag", "memory_tool"):
@@ -77,7 +77,7 @@ def test_every_method_runs_the_scripted_turns(method, boltons):
 
 def test_the_table_puts_an_earlier_run_beside_this_one():
     row = {"method": "full", "backend": "torch", "turns": 3, "p50_ms": 1.0, "p95_ms": 50.0, "max_ms": 60.0,
-           "embed_p95_ms": 45.0, "rest_p95_ms": 5.0, "share_p95": 0.025, "calls": 0, "ok": False}
+           "embed_p95_ms": 45.0, "rest_p95_ms": 5.0, "cpu_p95_ms": 20.0, "share_p95": 0.025, "calls": 0, "ok": False}
     table = bo.format_table([dict(row, p95_ms=10.0, share_p95=0.005, ok=True)], {("full", "torch"): row})
     line = table.splitlines()[2]
     assert line.split()[:2] == ["full", "torch"] and "yes" in line and line.rstrip().endswith("50.0         2.50%")
