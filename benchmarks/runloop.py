@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import records
-from benchmarks.records import Family, RunDir, Status, attempt_events
+from benchmarks.records import Family, RunDir, Status
 from benchmarks.harness import ConfigError, DataError, embedder_settings, retriever_spec, with_retriever_identity
 from benchmarks.runs import provenance, run_pool
 from benchmarks.task import Benchmark, RunEnv
@@ -54,28 +54,16 @@ log = logging.getLogger(__name__)
 from reconmem.platform.llm import CostLimitReached
 
 
-# Old ``benchmark.runner`` values and the classes that replaced them.
-RUNNER_ALIASES = {
-    "benchmarks.locoeval.runner.run_benchmark": "benchmarks.locoeval.runner.LoCoEval",
-    "benchmarks.cab.runner.run_benchmark": "benchmarks.cab.runner.CodeAssistBench",
-}
-
-
 # ----------------------------------------------------------------------------- building blocks
 def build_benchmark(cfg: Any) -> Benchmark:
-    """The benchmark object named by ``benchmark._target_`` (``benchmark.runner`` is a migrated alias)."""
+    """The benchmark object named by ``benchmark._target_``."""
     import hydra.utils
 
     bench = cfg.benchmark
     target = bench.get("_target_")
-    runner = bench.get("runner")
-    if runner:
-        alias = RUNNER_ALIASES.get(str(runner))
-        if alias is None:
-            raise ConfigError(f"benchmark.runner={runner}: benchmark.runner is replaced by benchmark._target_ "
-                              f"(a benchmarks.task.Benchmark subclass, see docs/ARCHITECTURE.md)")
-        log.warning("benchmark.runner is deprecated; use benchmark._target_=%s", alias)
-        target = target or alias
+    if bench.get("runner"):  # a config written for the runner functions
+        raise ConfigError(f"benchmark.runner={bench.get('runner')}: benchmark.runner is replaced by benchmark._target_ "
+                          f"(a benchmarks.task.Benchmark subclass, see docs/ARCHITECTURE.md)")
     if not target:
         raise ConfigError(f"benchmark={bench.get('name')}: no benchmark._target_ configured")
     try:
@@ -417,7 +405,7 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, coun
             log.warning("%s: sample %s failed: %s: %s", bench.family or type(bench).__name__, sid, type(exc).__name__, exc)
             result = {**bench.error_result(sample), "status": Status.ERROR.value, "errored": True,
                       "error": f"{type(exc).__name__}: {exc}"}
-    events = attempt_events([env.ledger, *env.shared.get("ledgers", ())], attempt)
+    events = senv.sample_events()
     records.write_jsonl(out / records.LEDGER, events)
     usage, cost = records.usage_of(events)
     result.setdefault("error", None)
@@ -442,7 +430,7 @@ def write_manifest(run_dir: RunDir, cfg: Any, bench: Benchmark, samples: Sequenc
     labels = {"backbone": cfg.backbone.get("label"),
               "user": cfg.user_backbone.get("label") if models.get("user") else None,
               "judge": cfg.judge_backbone.get("label") if models.get("judge") else None}
-    target = cfg.benchmark.get("_target_") or RUNNER_ALIASES.get(str(cfg.benchmark.get("runner")))
+    target = cfg.benchmark.get("_target_")
     manifest = {
         "benchmark": str(cfg.benchmark.name), "family": bench.family, "benchmark_target": target,
         "method": str(cfg.method.name), "method_label": cfg.method.get("label"),
@@ -462,7 +450,7 @@ def write_manifest(run_dir: RunDir, cfg: Any, bench: Benchmark, samples: Sequenc
         manifest["local_models"] = local
     manifest["embedder"] = embedder_settings(cfg)
     manifest["retriever"] = retriever_spec(cfg).record()
-    if bench.family == "locoeval" and cfg.get("executor") is not None:
+    if bench.uses_executor and cfg.get("executor") is not None:
         manifest["executor"] = _executor_record(cfg, str(manifest.get("python") or ""))
     config_text = OmegaConf.to_yaml(cfg, resolve=True)
     shard_text = None

@@ -73,6 +73,8 @@ class Benchmark(abc.ABC):
     privileged_inputs: ClassVar[frozenset[str]] = frozenset()
     #: run_sample can skip generating preparation replies for a method that reads no earlier turn
     can_skip_prep_replies: ClassVar[bool] = False
+    #: judged by running code in ``cfg.executor`` (the manifest then records the executor)
+    uses_executor: ClassVar[bool] = False
 
     def __init__(self, cfg: Any = None, **_: Any) -> None:
         self.cfg = cfg

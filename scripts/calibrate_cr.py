@@ -1,4 +1,4 @@
-"""CR-matched ablation budgets (paper §4.3, issue 13.2).
+"""CR-matched ablation budgets (paper §4.3).
 
     python -m scripts.calibrate_cr method=reconmem_wo_hcc backbone=qwen3_235b calib.samples=8
 
@@ -288,8 +288,10 @@ class Runner:
             tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
             raise CalibrationError(f"run {method}/{run_id} failed (exit {proc.returncode}):\n{tail}")
         log.info("run %s/%s finished in %.1fs", method, run_id, time.perf_counter() - t0)
+        from benchmarks.records import RunDir
+
         path = self.run_dir(method, run_id)
-        if not (path / "samples").is_dir():
+        if not RunDir(path).samples_path.is_dir():
             raise CalibrationError(f"run {method}/{run_id}: no records in {path}")
         return path
 

@@ -1,4 +1,4 @@
-"""Are two runs' records the same, timing aside? (issue 17: reruns, busy machines, resumes)
+"""Are two runs' records the same, timing aside? (reruns, busy machines, resumes)
 
     python -m scripts.compare_runs RUN_DIR_A RUN_DIR_B [--json]
 

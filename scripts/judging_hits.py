@@ -1,4 +1,4 @@
-"""Count task-phase contexts that contained a judging test (issue 12.2), per LoCoEval run.
+"""Count task-phase contexts that contained a judging test, per LoCoEval run.
 
     python -m scripts.judging_hits RUN_DIR [RUN_DIR ...] [--samples PATH] [--json]
 
@@ -110,8 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = []
     cache: dict[str, dict[str, Any]] = {}
+    from benchmarks.records import RunDir
+
     for run in args.run_dirs:
-        if not (run / "samples").is_dir():
+        if not RunDir(run).samples_path.is_dir():
             print(f"judging_hits: {run}: not a run directory (no samples/)", file=sys.stderr)
             return 2
         spec = args.samples or str(((_run_config(run).get("benchmark") or {}).get("samples")) or "")

@@ -422,7 +422,7 @@ def _started(run: RunRecord) -> datetime:
     try:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        when = datetime.fromtimestamp((run.path / rec.SAMPLES).stat().st_mtime, tz=timezone.utc)
+        when = datetime.fromtimestamp(rec.RunDir(run.path).samples_path.stat().st_mtime, tz=timezone.utc)
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 

@@ -305,7 +305,7 @@ class RunSet:
                 if sid in recorded:
                     continue
                 result = dict(rec.missing_result({**entry, "sample_id": sid}))
-                out[(*key, sid)] = SampleRecord(run=run, path=run.path / rec.SAMPLES / rec.safe_name(sid), result=result)
+                out[(*key, sid)] = SampleRecord(run=run, path=RunDir(run.path).sample(sid).path, result=result)
         return list(out.values())
 
     def _legacy_selection(self, run: RunRecord, recorded: set[str], others: dict[str, SampleRecord]

@@ -34,7 +34,7 @@ def retrieved_items(samples: Iterable[Any], *, methods: Sequence[str] = ("reconm
                 continue
             context = row.get("context") or {}
             items = context.get("items") or []
-            for it, branches in zip(items, context_branch_map(context)):  # independent branch views (issue 13)
+            for it, branches in zip(items, context_branch_map(context)):  # independent branch views
                 text = str(it.get("text") or "")
                 for b in sorted(branches):
                     key = (modality(it), b, text)

@@ -35,11 +35,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from benchmarks.records import Status, sample_class
 
-MEMORY_PURPOSES = frozenset({
-    "memory_sketching", "memory_update", "memory_extraction", "memory_summarisation", "memory_summarization",
-    "memory_retrieval", "memory_consolidation", "persona", "event_summary", "core_memory", "memgpt_memory",
-    "query_grounding", "code_draft", "coverage_judge_memory",
-})
+# The context-management purposes the methods emit (ReConMem, Mem0 / Mem0^R, MemGPT, LD-Agent).
+MEMORY_PURPOSES = frozenset({"memory_sketching", "memory_update", "memory_extraction", "memory_summarisation", "persona"})
 MAINTAINER_PURPOSES = frozenset({"turn_generation", "maintainer_tool_step"})
 # Statuses summarize() counts as ``<status>_count``.
 COUNTED_STATUSES = (Status.INIT_FAILED, Status.DOCKER_UNAVAILABLE, Status.JUDGE_ERROR, Status.ERROR)

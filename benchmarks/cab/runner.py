@@ -376,8 +376,7 @@ class CodeAssistBench(Benchmark):
         return resolve_data_path(str(cfg.benchmark.data))
 
     def load(self, cfg: Any) -> list[CabIssue]:
-        self._issues = load_issues(self._data_path(cfg), languages=_plain(cfg.benchmark.get("languages")))
-        return self._issues
+        return load_issues(self._data_path(cfg), languages=_plain(cfg.benchmark.get("languages")))
 
     def select(self, samples: Any, *, ids: Any, limit: Any) -> list[CabIssue]:
         """As the base class; the task id of a url-duplicate selects the record that was kept."""
@@ -434,10 +433,3 @@ class CodeAssistBench(Benchmark):
                 "init_failed_ids": sorted(r["task_id"] for r in results if r.get("status") == "init_failed"),
                 "docker_unavailable_ids": sorted(r["task_id"] for r in results
                                                  if r.get("status") == "docker_unavailable")}
-
-
-def run_benchmark(cfg: Any) -> dict[str, Any]:
-    """Former ``benchmark.runner`` entry: runs ``cfg`` through :func:`benchmarks.runloop.run`."""
-    from benchmarks.runloop import run
-
-    return run(cfg)

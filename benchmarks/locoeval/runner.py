@@ -335,6 +335,7 @@ class LoCoEval(Benchmark):
     family = "locoeval"
     privileged_inputs = frozenset({TASK_ORACLE})
     can_skip_prep_replies = True
+    uses_executor = True
 
     def load(self, cfg: Any) -> list[Sample]:
         return load_samples(str(cfg.benchmark.samples))
@@ -428,13 +429,6 @@ class LoCoEval(Benchmark):
             summary["cr"] = metrics.compression_ratio_between(run_path, full.path, sample_ids=list(sample_ids))
             summary["cr_reference"] = str(full.path)
         return summary
-
-
-def run_benchmark(cfg: Any) -> dict[str, Any]:
-    """Former ``benchmark.runner`` entry: runs ``cfg`` through :func:`benchmarks.runloop.run`."""
-    from benchmarks.runloop import run
-
-    return run(cfg)
 
 
 def _plain(node: Any) -> dict[str, int]:

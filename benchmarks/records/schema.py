@@ -17,7 +17,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from benchmarks.records.files import RecordError
-from benchmarks.records.status import Status
+from benchmarks.records.status import Status, parse_member
 
 #: version of the manifest (and so of the run directory) this harness writes; manifests without
 #: ``schema_version`` are version 1 and are brought up to date by :mod:`benchmarks.records.migrate`.
@@ -35,10 +35,7 @@ class Family(str, enum.Enum):
 
     @classmethod
     def parse(cls, value: Any, where: str = "family") -> "Family":
-        try:
-            return cls(str(value))
-        except ValueError:
-            raise ValueError(f"{where}: unknown family {value!r} (known: {', '.join(f.value for f in cls)})") from None
+        return parse_member(cls, value, where, "family")
 
 
 class TaskOutcome(TypedDict, total=False):

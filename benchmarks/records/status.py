@@ -60,10 +60,16 @@ class Status(str, enum.Enum):
     @classmethod
     def parse(cls, value: Any, where: str = "status") -> "Status":
         """The member named ``value``; an unknown one raises ``ValueError`` naming ``where`` and the known ones."""
-        try:
-            return cls(str(value))
-        except ValueError:
-            raise ValueError(f"{where}: unknown status {value!r} (known: {', '.join(s.value for s in cls)})") from None
+        return parse_member(cls, value, where, "status")
+
+
+def parse_member(enum_cls: Any, value: Any, where: str, noun: str) -> Any:
+    """``enum_cls(value)``; an unknown value raises ``ValueError`` naming ``where`` and the known values."""
+    try:
+        return enum_cls(str(value))
+    except ValueError:
+        known = ", ".join(m.value for m in enum_cls)
+        raise ValueError(f"{where}: unknown {noun} {value!r} (known: {known})") from None
 
 
 _REDONE = frozenset({Status.ERROR, Status.INTERRUPTED, Status.MISSING})

@@ -16,7 +16,7 @@
    have no graph relations, so they expand nothing.
 4. Merge and de-duplicate (an entity reached by several routes appears once, labelled with its
    first route; all routes are kept in ``meta["routes"]``).
-4b. **Independent branch views** (paper §3.3.1, §4.4, Fig. 6; issue 13): for the coverage analysis the
+4b. **Independent branch views** (paper §3.3.1, §4.4, Fig. 6): for the coverage analysis the
    original-query branch (the k2 semantic hits) and the dual-query branch (the k32 structural-graph
    and k31 repository-wide hits, driven by the dual query, or by the original query when grounding
    fails) are each expanded on their own, with their own ``seen`` set, so an entity reachable from

@@ -1,4 +1,4 @@
-"""The context-window guard every method's generation request goes through (issue 12.4).
+"""The context-window guard every method's generation request goes through.
 
 A method assembles its prompt from parts: the system prompt, context sections rendered from
 retrieved :class:`~reconmem.platform.context.ContextItem` s, chat history (oldest first, in groups

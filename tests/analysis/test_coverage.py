@@ -156,7 +156,7 @@ def test_task_run_split_and_fixture_aggregation(runset, results_dir):
     assert (summary["low"] <= summary["estimate"] + 1e-9).all() and (summary["estimate"] <= summary["high"] + 1e-9).all()
 
 
-# ---------------------------------------------------------------------------- independent views (issue 13.3)
+# ---------------------------------------------------------------------------- independent views
 VIEWS_CONTEXT = ctx([
     {"kind": "memory", "id": "m1", "text": "The timeout is 30 seconds.", "source": "original_query",
      "meta": {"stage": "initial", "routes": ["semantic"]}},

@@ -86,7 +86,7 @@ def test_report_refuses_scripted_runs_unless_allowed(results_dir, tmp_path, caps
 
 
 def test_sharded_run_gives_the_same_tables_as_unsharded(results_dir, tmp_path):
-    """issue 17: two shards writing one run directory (shards/manifest-i-of-2.json) merge into the
+    """Two shards writing one run directory (shards/manifest-i-of-2.json) merge into the
     same tables as the unsharded run of the same samples."""
     plain = build_report([results_dir / "locoeval" / "gpt5_mini"], tmp_path / "plain", n_resamples=100, tsne=False)
     sharded = build_report([FIXTURES / "sharded"], tmp_path / "sharded", n_resamples=100, tsne=False)

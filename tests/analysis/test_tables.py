@@ -62,7 +62,7 @@ def test_table1_pass_at_1_and_cr(frames):
 
 
 def test_one_method_errors_on_one_sample(frames):
-    """issue 12: reconmem/qwen3_235b errored on multi-hop s3 (3 tasks) after the run's retries.
+    """The fixture's reconmem/qwen3_235b errored on multi-hop s3 (3 tasks) after the run's retries.
 
     Before: Pass@1 over the ok samples only = s4's [T, F] = 50.000 (2 tasks), and each method's CR
     over its own samples in common with Full (Mem0^R over s3 + s4). After: Pass@1 over all 5 tasks

@@ -62,7 +62,7 @@ def test_full_truncates_exactly_the_oldest_turns_at_the_window(make_session, cod
     assert count(one_more) > budget
     # and it never touches the query or system prompt
     assert ctx.messages[0]["role"] == "system" and ctx.messages[-1]["content"] == query
-    # the shared guard's record of it (issue 12.4)
+    # the shared guard's record of it
     assert ctx.meta["trimmed_history"] == dropped and ctx.meta["tokens_after"] <= budget < ctx.meta["tokens_before"]
 
 

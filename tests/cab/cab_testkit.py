@@ -63,7 +63,7 @@ class SpyManager(ContextManager):
         return {"turns": len(self.turns)}
 
 
-# ---- script functions for `backbone.model=scripted/cab_testkit:<name>` (run_benchmark tests)
+# ---- script functions for `backbone.model=scripted/cab_testkit:<name>` (tests through the run loop)
 SCRIPT_CALLS: dict[str, int] = {"maintainer": 0, "user": 0, "judge": 0}
 
 

@@ -1,4 +1,4 @@
-"""CAB edges on both maintainer hosts (issue 24.8), with scripted replies (ScriptedLLM, not a model's):
+"""CAB edges on both maintainer hosts, with scripted replies (ScriptedLLM, not a model's):
 an identical tool call repeated in one response, the calls-per-step cap, a final answer that is itself a
 tool call, and an empty user-agent message."""
 
@@ -143,7 +143,7 @@ def test_manifest_records_each_roles_backbone_settings(tmp_path, monkeypatch):
     from hydra import compose, initialize_config_dir
     from omegaconf import open_dict
 
-    from benchmarks.cab.runner import run_benchmark
+    from benchmarks import runloop
     from cab_testkit import HERE
 
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
@@ -157,7 +157,7 @@ def test_manifest_records_each_roles_backbone_settings(tmp_path, monkeypatch):
             f"benchmark.data={HERE / 'fixture_issues.jsonl'}", "run.run_id=m"])
     with open_dict(cfg):
         cfg.benchmark.local_repos = {"example/tinykv": str(FIXTURE_REPO)}
-    run_benchmark(cfg)
+    runloop.run(cfg)
     manifest = json.loads((tmp_path / "cab" / "qwen3_235b" / "full" / "m" / "manifest.json").read_text())
     settings = manifest["backbone_settings"]
     assert settings["backbone"]["provider"] == {"order": ["fireworks"], "allow_fallbacks": False}

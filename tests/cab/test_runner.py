@@ -1,4 +1,4 @@
-"""run_benchmark through the composed Hydra config: records, init_failed, summary, resume."""
+"""CAB through the run loop and the composed Hydra config: records, init_failed, summary, resume."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import open_dict
 
 import cab_testkit
-from benchmarks.cab.runner import run_benchmark
+from benchmarks import runloop
 from cab_testkit import FIXTURE_REPO, HERE
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
@@ -32,9 +32,9 @@ def _cfg(tmp_path: Path, *extra: str):
     return cfg
 
 
-def test_run_benchmark_records_and_resume(tmp_path):
+def test_cab_run_records_and_resume(tmp_path):
     calls_before = dict(cab_testkit.SCRIPT_CALLS)
-    summary = run_benchmark(_cfg(tmp_path))
+    summary = runloop.run(_cfg(tmp_path))
     assert summary["evaluated"] == 1 and summary["init_failed_count"] == 1
     assert summary["init_failed_ids"] == ["cab_fixture_2"]
     assert summary["correct_pct"] == 100.0 and summary["appropriate_pct"] == 100.0 and summary["avg_turns"] == 1
@@ -62,16 +62,16 @@ def test_run_benchmark_records_and_resume(tmp_path):
     assert used == {"maintainer": 2, "user": 1, "judge": 1}
 
     # resume: finished (ok and init_failed) issues are skipped, nothing is called again
-    again = run_benchmark(_cfg(tmp_path))
+    again = runloop.run(_cfg(tmp_path))
     assert {k: cab_testkit.SCRIPT_CALLS[k] - calls_before[k] for k in calls_before} == used
     assert again["evaluated"] == 1 and again["init_failed_count"] == 1
 
 
-def test_run_benchmark_real_v3_offline_is_init_failed(tmp_path, cab_data):
+def test_cab_run_real_v3_offline_is_init_failed(tmp_path, cab_data):
     """No GitHub access here: real v3 issues are init_failed (recorded, excluded from the denominator)."""
     cfg = _cfg(tmp_path, f"benchmark.data={cab_data / 'cab_verified_v3.jsonl'}", "run.limit=3",
                "benchmark.repo_url_template='file:///nonexistent/{owner}/{name}'")
-    summary = run_benchmark(cfg)
+    summary = runloop.run(cfg)
     assert summary["issues_selected"] == 3 and summary["init_failed_count"] == 3 and summary["evaluated"] == 0
     assert summary["correct_pct"] is None
 
@@ -84,7 +84,7 @@ def test_crashed_issue_is_an_error_counted_as_incorrect(tmp_path, monkeypatch):
         raise RuntimeError("maintainer exploded")
 
     monkeypatch.setattr(runner, "run_issue", boom)
-    summary = run_benchmark(_cfg(tmp_path, "run.ids=[cab_fixture_1]"))
+    summary = runloop.run(_cfg(tmp_path, "run.ids=[cab_fixture_1]"))
     sample = tmp_path / "results" / "cab" / "local" / "full" / "default" / "samples" / "cab_fixture_1"
     result = json.loads((sample / "result.json").read_text())
     assert result["status"] == "error" and result["errored"] and "maintainer exploded" in result["error"]
@@ -93,5 +93,5 @@ def test_crashed_issue_is_an_error_counted_as_incorrect(tmp_path, monkeypatch):
     assert "RuntimeError: maintainer exploded" in (sample / "error.txt").read_text()
     assert summary["n_errored"] == 1 and summary["issues_selected"] == 1
     monkeypatch.undo()
-    again = run_benchmark(_cfg(tmp_path, "run.ids=[cab_fixture_1]"))
+    again = runloop.run(_cfg(tmp_path, "run.ids=[cab_fixture_1]"))
     assert again["n_errored"] == 0 and again["status_counts"] == {"ok": 1}

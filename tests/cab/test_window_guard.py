@@ -1,4 +1,4 @@
-"""The maintainer's window guard on both hosts, for every method (issue 24.2), with scripted replies
+"""The maintainer's window guard on both hosts, for every method, with scripted replies
 (tests/cab/overflow_kit.py, not a model's): an oversized tool result in a small window errors no issue,
 every request sent fits the window, and the trims are recorded."""
 
@@ -49,9 +49,9 @@ def _cfg(tmp_path: Path, repo: Path, method: str, host: str):
 @pytest.mark.parametrize("method", METHODS)
 def test_oversized_tool_result_errors_no_issue(method, host, big_repo, tmp_path):
     pytest.importorskip("strands")
-    from benchmarks.cab.runner import run_benchmark
+    from benchmarks import runloop
 
-    run_benchmark(_cfg(tmp_path, big_repo, method, host))
+    runloop.run(_cfg(tmp_path, big_repo, method, host))
     sample = tmp_path / "results" / "cab" / "local" / method / "overflow" / "samples" / "cab_fixture_1"
     result = json.loads((sample / "result.json").read_text())
     assert result["status"] == "ok", result.get("error")

@@ -44,7 +44,7 @@ def test_every_combination_composes(benchmark):
             target = resolved["method"]["manager"]["_target_"]
             assert callable(_import_target(target)), target
             assert callable(_import_target(resolved["benchmark"]["_target_"]))
-            assert "budgets" not in resolved["backbone"]  # budgets belong to the method (issue 15)
+            assert "budgets" not in resolved["backbone"]  # budgets belong to the method
 
 
 def test_paper_budgets():

@@ -1,4 +1,4 @@
-"""run.repeat=K (issue 24.7) and the manifest's selection (issue 24.1) on the toy benchmark
+"""run.repeat=K and the manifest's selection on the toy benchmark
 (tests/core/toy_benchmark.py; scripted backbone, no model)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""CR-matched ablation budgets (issue 13.2): the budget search, the calibrated config file and the
+"""CR-matched ablation budgets: the budget search, the calibrated config file and the
 command end to end on the demo samples with SCRIPTED replies (``calib_backbone``; not a model's)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fig. 6 from independently built branch views (issue 13.3), end to end on real recall.
+"""Fig. 6 from independently built branch views, end to end on real recall.
 
 ReConMem (real recall on the real boltons index, real embedder; memories inserted directly, no LLM)
 records its context for three task queries; a scripted coverage judge (a test double, not a model:

@@ -1,5 +1,5 @@
 """Context-window margins and backbone settings against the FaultServer (scripted replies, not a
-model's), through the real client and litellm's transports (issue 24.5, 24.6): a provider's
+model's), through the real client and litellm's transports: a provider's
 context-length error is re-fitted once to the limit it reports; GPT-5 mini's reasoning effort and
 cap are sent, its reasoning tokens recorded and an empty visible output flagged; Qwen3's OpenRouter
 provider is pinned."""

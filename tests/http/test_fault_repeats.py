@@ -1,4 +1,4 @@
-"""run.repeat=3 end to end over real HTTP (issue 24.7): ``python -m scripts.run ... run.repeat=3`` against the
+"""run.repeat=3 end to end over real HTTP: ``python -m scripts.run ... run.repeat=3`` against the
 FaultServer whose SCRIPTED task replies vary from request to request (a seeded coin: the right ``add`` or a
 wrong one; not a model's replies), with injected 503s. Each repeat is its own run directory, the repeat index
 keeps the cache from replaying repeat 1's replies, and Table 1 shows mean ± sd over the three repeats."""

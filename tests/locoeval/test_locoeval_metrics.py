@@ -56,7 +56,7 @@ def test_errored_and_interrupted_samples():
     assert not M.is_errored({"status": "interrupted", "n_tasks": 3})  # not an error: a missing sample
     assert M.is_missing({"status": "interrupted", "n_tasks": 3}) and M.is_missing({"status": "missing"})
     assert not M.is_errored({"status": "excluded", "n_tasks": 3}) and not M.is_missing({"status": "excluded"})
-    # An interrupted (or missing) selected sample is scored, its tasks failed (issue 24.1).
+    # An interrupted (or missing) selected sample is scored, its tasks failed.
     assert M.scored_results([{"status": "interrupted"}, {"status": "ok", "tasks": []}]) == [
         {"status": "interrupted"}, {"status": "ok", "tasks": []}]
     assert M.pass_at_1([{"status": "interrupted", "n_tasks": 2}, {"status": "ok", "tasks": [{"passed": True}]}]) \

@@ -91,7 +91,7 @@ def test_sigkill_then_resume(tiny_repo, tmp_path):
 def test_errored_samples_are_retried(tiny_repo, tmp_path, monkeypatch):
     from hydra import compose, initialize_config_dir
 
-    from benchmarks.locoeval.runner import run_benchmark
+    from benchmarks import runloop
 
     monkeypatch.syspath_prepend(str(HERE))
     samples = write_samples(tmp_path / "samples.jsonl", [tiny_sample(tiny_repo, f"e{i}") for i in range(2)])
@@ -101,7 +101,7 @@ def test_errored_samples_are_retried(tiny_repo, tmp_path, monkeypatch):
     monkeypatch.setenv("LOCOEVAL_TEST_CALL_LOG", str(tmp_path / "calls.tsv"))
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=_overrides(tmp_path, samples, "fast_reply") + ["run.workers=2"])
-    first = run_benchmark(cfg)
+    first = runloop.run(cfg)
     assert (first["n_ok"], first["n_error"]) == (1, 1)
     assert "injected evaluator failure" in first["errors"][0]["error"]
     failed = first["errors"][0]["sample_id"]
@@ -114,11 +114,11 @@ def test_errored_samples_are_retried(tiny_repo, tmp_path, monkeypatch):
     assert manifest["benchmark"] == "locoeval" and manifest["family"] == "locoeval" and manifest["hide_task_tests"] is True
     assert manifest["models"] == {"backbone": "scripted/scripted_backbone:fast_reply", "user": None, "judge": None}
     (tmp_path / "calls.tsv").unlink()
-    second = run_benchmark(cfg)
+    second = runloop.run(cfg)
     assert (second["n_ok"], second["n_error"]) == (2, 0)
     called = {line.split("\t")[0] for line in (tmp_path / "calls.tsv").read_text().splitlines()}
     assert called == {failed}
     # run.ids / run.limit select samples
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg_ids = compose("config", overrides=_overrides(tmp_path, samples, "fast_reply") + ["run.ids=[e1]", "run.run_id=u"])
-    assert run_benchmark(cfg_ids)["n_samples"] == 1
+    assert runloop.run(cfg_ids)["n_samples"] == 1

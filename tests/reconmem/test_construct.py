@@ -146,7 +146,7 @@ def test_remove_deletes_conflicting_entity_and_collects_code(make_method):
 
 
 def test_remove_on_conflict_keeps_the_revised_requirement(make_method):
-    """Distractor first, revision later (issue 13.5): REMOVE deletes the outdated memory and the
+    """Distractor first, revision later: REMOVE deletes the outdated memory and the
     newer unit survives; the prompt says so."""
     distractor = "parse_batches should split the log lines with chunked into lists of 5."
     revised = "Revised: parse_batches must use windowed with size 2 instead of chunked."
@@ -313,7 +313,7 @@ def test_invariants_hold_after_random_update_sequences(ops, boltons_index, embed
 
 
 def test_json_failures_are_this_conversations_own(boltons_index, embedder):
-    """memory.json's json_failures count this sample's failed JSON calls, not the shared client's total (issue 12.6)."""
+    """memory.json's json_failures count this sample's failed JSON calls, not the shared client's total."""
     from reconmem.memory.method import ReConMem
     from reconmem.platform.context import Session
     from reconmem.platform.testing import ScriptedLLM

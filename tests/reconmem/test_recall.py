@@ -224,7 +224,7 @@ def test_prompt_layout_semantic_then_structural_context(make_method):
 
 def test_first_turn_without_memory(make_method):
     # "no recall on the first turn" is CAB's protocol rule, applied once for every method by the CAB
-    # maintainer agent (benchmarks/cab/agents.py); ReConMem itself always recalls (issue 15)
+    # maintainer agent (benchmarks/cab/agents.py); ReConMem itself always recalls
     plain = conversation(make_method, meta={"no_recall_first_turn": True})
     first = plain.context_for("How do I cache lines?")
     assert first.items and {i.source for i in first.items} == {REPO_WIDE}
@@ -256,7 +256,7 @@ def test_options_are_validated():
         ReConMem(gae="maybe")
 
 
-# ---------------------------------------------------------------------------- independent branch views (issue 13.3)
+# ---------------------------------------------------------------------------- independent branch views
 def _view_keys(ctx, view: str) -> set[tuple[str, str]]:
     return {(e["kind"], e["id"]) for e in ctx.meta["views"][view]}
 

@@ -16,9 +16,9 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
 
 
 def _verdicts(cfg) -> dict:
-    from benchmarks.locoeval.runner import run_benchmark
+    from benchmarks import runloop
 
-    run_benchmark(cfg)
+    runloop.run(cfg)
     root = Path(cfg.run.results_dir)
     out = {}
     for path in sorted(root.rglob("samples/*/result.json")):

@@ -22,7 +22,7 @@ METHODS = ["full", "vanilla_rag", "mem0", "mem0r", "memgpt", "ld_agent", "reconm
 def _prompts(method: str, cache_dir: Path, results: Path) -> list[tuple[str, str]]:
     import prompt_recorder
 
-    from benchmarks.locoeval.runner import run_benchmark
+    from benchmarks import runloop
 
     prompt_recorder.PROMPTS.clear()
     _INDEXES.clear()
@@ -33,7 +33,7 @@ def _prompts(method: str, cache_dir: Path, results: Path) -> list[tuple[str, str
             f"run.results_dir={results}", f"cache.dir={cache_dir}", "cache.llm=false", "benchmark.progress=false",
             "run.ids=[boltons-mathutils-single]", "run.run_id=paths",
         ])
-    run_benchmark(cfg)
+    runloop.run(cfg)
     return list(prompt_recorder.PROMPTS)
 
 

@@ -1,10 +1,10 @@
-"""Leak canary (issue 12): nothing the grader knows reaches a method.
+"""Leak canary: nothing the grader knows reaches a method.
 
 A recording ContextManager (``canary_kit.RecordingManager``) is run through the real runners with
 their default configs and scripted backbone replies (not a model's):
 
-* the LoCoEval runner (``benchmarks.locoeval.runner.run_benchmark``) on the shipped demo samples;
-* the CAB runner (``benchmarks.cab.runner.run_benchmark``) on the fixture issues of tests/cab.
+* the LoCoEval runner (``benchmarks.locoeval.runner.LoCoEval`` through the run loop) on the shipped demo samples;
+* the CAB runner (``benchmarks.cab.runner.CodeAssistBench`` through the run loop) on the fixture issues of tests/cab.
 
 It records the Session (system prompt, meta, the repository index it is given: every entity's path
 and source), every query, every Turn. The test fails if any of these carries an outline ``kind``
@@ -51,7 +51,7 @@ def _method_facing(sample_id: str) -> str:
 
 def _locoeval_canary(tmp: Path, overrides: list[str]):
     from benchmarks.locoeval.loader import load_samples
-    from benchmarks.locoeval.runner import run_benchmark
+    from benchmarks import runloop
 
     cfg = _compose([
         "method=full", "backbone=local",
@@ -62,7 +62,7 @@ def _locoeval_canary(tmp: Path, overrides: list[str]):
     with open_dict(cfg):
         cfg.method.manager = {"_target_": "canary_kit.RecordingManager"}
     canary_kit.RECORD.clear()
-    run_benchmark(cfg)
+    runloop.run(cfg)
     received = list(canary_kit.RECORD)
     samples = load_samples(str(cfg.benchmark.samples))
     if cfg.run.get("limit"):
@@ -140,10 +140,10 @@ def test_cab_runner_hands_methods_no_grader_knowledge(tmp_path, monkeypatch):
     import sys
 
     monkeypatch.syspath_prepend(str(CAB_TESTS))
-    from benchmarks.cab.runner import run_benchmark
+    from benchmarks import runloop
 
     canary_kit.RECORD.clear()
-    run_benchmark(_cab_cfg(tmp_path))
+    runloop.run(_cab_cfg(tmp_path))
     received = list(canary_kit.RECORD)
     assert received, "at least one fixture issue reached the method"
     issues = {_method_facing(json.loads(line)["task_id"]): json.loads(line) for line in (CAB_TESTS / "fixture_issues.jsonl").read_text().splitlines()

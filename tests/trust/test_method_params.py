@@ -1,4 +1,4 @@
-"""Methods own their parameters (issue 15): ReConMem's budgets table keyed by backbone, the
+"""Methods own their parameters: ReConMem's budgets table keyed by backbone, the
 baselines' unified repository adaptation keyed by benchmark, clear errors for the old places."""
 
 from __future__ import annotations

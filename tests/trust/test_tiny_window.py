@@ -1,4 +1,4 @@
-"""Every method fits its context window (issue 12.4): through the LoCoEval runner with a tiny
+"""Every method fits its context window: through the LoCoEval runner with a tiny
 window and scripted replies (not a model's), no sample errors, and every recorded context says how
 it was trimmed (``trimmed_items``, ``tokens_before``, ``tokens_after``) and fits its budget."""
 
@@ -19,7 +19,7 @@ WINDOW = 1200  # tokens; the scripted backbone keeps min(1024, window/2) for the
 
 @pytest.mark.parametrize("method", METHODS)
 def test_tiny_window_no_sample_errors(method, tmp_path):
-    from benchmarks.locoeval.runner import run_benchmark
+    from benchmarks import runloop
 
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=[
@@ -28,7 +28,7 @@ def test_tiny_window_no_sample_errors(method, tmp_path):
             f"run.results_dir={tmp_path}", "cache.llm=false", "benchmark.progress=false",
             "run.ids=[boltons-mathutils-single]", "run.run_id=tiny",
         ])
-    run_benchmark(cfg)
+    runloop.run(cfg)
     sample = tmp_path / "demo" / "local" / method / "tiny" / "samples" / "boltons-mathutils-single"
     result = json.loads((sample / "result.json").read_text())
     assert result["status"] == "ok", result.get("error")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from reconmem.platform.templates import TemplateDir
 
 # The versions ReConMem uses; recorded in the method's state() so runs say which prompts they used.
-# memory_update v2 (issue 13.5) states what each action does to the new unit and adds REMOVE's
+# memory_update v2 states what each action does to the new unit and adds REMOVE's
 # "keep_new"; v1 stays loadable (``ReConMem(update_prompt_version=1)`` replays old caches/records).
 PROMPT_VERSIONS = {
     "memory_sketching": 1,
