@@ -10,7 +10,7 @@ COMMANDS = {
     "prefill": ("scripts.bench_prefill", "local backbone prompt tokens prefilled per call purpose, with vs without prompt reuse"),
     "index": ("scripts.bench_index", "repository index + embedding seconds by phase (files/s, entities/s, texts/s)"),
     "recall": ("scripts.bench_recall", "ReConMem non-LLM recall/update latency vs memory size"),
-    "methods": ("scripts.bench_methods", "non-model time per turn of every method (zero-latency scripted backbone, 50 turns over Faker); --tokens: prompt and memory tokens"),
+    "methods": ("scripts.bench_overhead", "non-model time per turn of every method (zero-latency scripted backbone, 50 turns over Faker); --tokens: prompt and memory tokens"),
     "workers": ("scripts.bench_workers", "run.workers scaling over real HTTP (injected latency per call)"),
     "retrieval": ("scripts.bench_retrieval", "recall@10, MRR and ms/query of the dense / bm25 / hybrid code retrievers on DevEval pairs"),
 }

@@ -142,12 +142,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if "--tokens" not in argv:
-        from scripts import bench_overhead
-
-        return bench_overhead.main(argv)
-    argv.remove("--tokens")
+    argv = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--tokens"]
     parser = argparse.ArgumentParser(prog="python -m scripts.bench methods --tokens", description=__doc__.split("\n\n")[0])
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma list (default: {','.join(METHODS)})")
     parser.add_argument("--turns", type=int, default=len(CONVERSATION), help="turns of the scripted conversation (max 20)")

@@ -169,6 +169,11 @@ def format_table(rows: list[dict[str, Any]], before: dict[tuple[str, str], dict[
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--tokens" in argv:
+        from scripts import bench_methods
+
+        return bench_methods.main(argv)
     parser = argparse.ArgumentParser(prog="python -m scripts.bench methods", description=__doc__.split("\n\n")[0])
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma list (default: {','.join(METHODS)})")
     parser.add_argument("--turns", type=int, default=50, help="turns of the scripted conversation")

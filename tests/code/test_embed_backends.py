@@ -11,8 +11,11 @@ from reconmem.platform import embed_onnx
 from reconmem.platform.embed import Embedder
 from scripts import bench_backends as bb
 
-TEXTS = ["def lru_get(self, key): return self._cache[key]", "a cat sits on the mat",
-         "class Provider(BaseProvider):\n    def name(self): ...", "quarterly tax report for the fiscal year"]
+# Three pairs: each text's nearest neighbour is its partner (0-1, 2-3, 4-5).
+TEXTS = ["a cat sits on the mat", "a kitten is sitting on a rug",
+         "def lru_get(self, key): return self._cache[key]", "def cache_lookup(cache, key): return cache.get(key)",
+         "quarterly tax report for the fiscal year", "annual income tax statement of the company"]
+PARTNERS = [1, 0, 3, 2, 5, 4]
 
 
 @pytest.fixture(scope="module")
@@ -68,12 +71,10 @@ def test_onnx_fp32_vectors_agree_with_torch(vectors):
 
 def test_onnx_int8_is_quantised_but_ranks_alike(vectors):
     assert not np.allclose(vectors["onnx-int8"], vectors["onnx"], atol=1e-4)
-    for backend in ("onnx", "onnx-int8"):
-        sims_ref = vectors["torch"] @ vectors["torch"].T
+    for backend in embed_onnx.BACKENDS:
         sims = vectors[backend] @ vectors[backend].T
-        np.fill_diagonal(sims_ref, -1)
         np.fill_diagonal(sims, -1)
-        assert (sims.argmax(axis=1) == sims_ref.argmax(axis=1)).all()
+        assert sims.argmax(axis=1).tolist() == PARTNERS, backend
 
 
 def test_onnx_vector_is_independent_of_its_batch(onnx_cache):
