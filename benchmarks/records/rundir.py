@@ -40,6 +40,9 @@ class SampleDir:
 
     path: Path
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+
     @property
     def name(self) -> str:
         return self.path.name

@@ -103,7 +103,7 @@ def test_old_rows_are_migrated_when_read(tmp_path):
         {"turn": 1, "phase": "prep", "kind": "chat", "user": "hi", "assistant": "", "assistant_skipped": True},
         {"turn": 2, "role": "maintainer", "content": "answer"}])
     write_jsonl(d / "contexts.jsonl", [{"turn": 0, "recalled": False, "messages": [], "meta": {"no_recall": True}}])
-    conv = SampleDir(d).conversation()
+    conv = SampleDir(str(d)).conversation()  # a str path is accepted
     assert [(r["turn"], r["role"], r["content"]) for r in conv] == [(1, "user", "hi"), (1, "assistant", ""),
                                                                      (2, "assistant", "answer")]
     assert conv[1]["skipped"] is True and conv[0]["kind"] == "chat"
