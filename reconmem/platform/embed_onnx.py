@@ -166,7 +166,7 @@ def batch_size_for(backend: str, batch_size: int) -> int:
 
 
 def session(path: str | Path) -> Any:
-    """The process-wide ONNX Runtime session of ``path`` (CPU, full graph optimisation)."""
+    """The process-wide ONNX Runtime session of ``path`` (CPU, full graph optimisation, no spinning)."""
     key = str(path)
     found = _SESSIONS.get(key)
     if found is not None:
@@ -179,6 +179,9 @@ def session(path: str | Path) -> Any:
             options = ort.SessionOptions()
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.log_severity_level = 3
+            # Idle intra-op threads sleep instead of spinning: on a shared 2-core machine spinning
+            # threads compete with the work (one query, back to back: p50 118 -> 80 ms at load 9).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             found = ort.InferenceSession(key, options, providers=["CPUExecutionProvider"])
             _SESSIONS[key] = found
     return found
