@@ -34,7 +34,7 @@ RECORD_FILES = (rec.RESULT, rec.CONVERSATION, rec.CONTEXTS, rec.TOOL_CALLS, rec.
                 rec.LEDGER)
 VOLATILE_KEYS = frozenset({
     "seconds", "wall_seconds", "timing_ms", "attempt", "cached", "cached_calls", "started", "finished",
-    "elapsed_seconds", "duration_seconds",
+    "elapsed_seconds", "duration_seconds", "original_seconds",
     # how much work llama.cpp did, not what it answered: depends on its prompt cache's state (a resumed
     # run starts it empty) -- and retries depend on the network
     "prefilled_tokens", "restored_tokens", "retries",
@@ -79,6 +79,9 @@ def first_difference(a: Any, b: Any, path: str = "$") -> tuple[str, Any, Any] | 
 
 
 def _load(path: Path) -> Any:
+    rows = {rec.CONVERSATION: rec.SampleDir.conversation, rec.CONTEXTS: rec.SampleDir.contexts}.get(path.name)
+    if rows is not None:  # through the records reader: rows of older runs migrated to the current schema
+        return rows(rec.SampleDir(path.parent))
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
         rows = []

@@ -35,7 +35,7 @@ def test_a_different_reply_or_score_is_reported_with_its_path(tmp_path, capsys):
     b = _write_run(tmp_path / "b", seconds=1.0, reply="OK", pytest_time="0.04", score=0.463049)
     assert compare_runs.main([str(a), str(b)]) == 1
     out = capsys.readouterr().out
-    assert "s1/conversation.jsonl at $[0].assistant: 'ok' != 'OK'" in out
+    assert "s1/conversation.jsonl at $[1].content: 'ok' != 'OK'" in out  # rows read as messages
     assert "s1/contexts.jsonl at $[0].context.items[0].meta.score: 0.46305 != 0.463049" in out
     assert "-> 2 differ" in out
 
