@@ -13,7 +13,8 @@ a share of a 2-second API call, against the goal; each method runs once per embe
 (``--backends``, default torch,onnx), back to back, so the backends meet the same load. The
 repository's entity vectors are computed (or read from the user's cache) before the first turn:
 that one-time cost is the index bench's (``scripts.bench index --embed``), not a per-turn one.
-``--out`` writes the rows as JSON; ``--before FILE`` prints them beside an earlier run's rows.
+Each method gets a fresh embedder without a text cache, so it embeds the conversation's texts
+itself, as in a run (the repository's vectors stay memoised on the index). ``--out`` writes the rows as JSON; ``--before FILE`` prints them beside an earlier run's rows.
 """
 
 from __future__ import annotations
@@ -193,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
     from reconmem.platform.code import RepositoryIndex
-    from reconmem.platform.code.search import CODE_KINDS
     from reconmem.platform.downloads import fetch_pypi_source
+    from reconmem.platform.code.search import CODE_KINDS
     from reconmem.platform.embed import Embedder
     from scripts.bench_methods import _backbone_cfg
 
@@ -205,15 +206,19 @@ def main(argv: list[str] | None = None) -> int:
     for backend in [b for b in args.backends.split(",") if b]:
         embedders[backend] = Embedder(backend=backend)
         started = time.perf_counter()
-        repo.entity_vectors(embedders[backend], kinds=CODE_KINDS)  # one-time: the repository's vectors (user cache)
+        for kinds in (CODE_KINDS, ("function",)):  # what the methods search; one-time, memoised on the index
+            repo.entity_vectors(embedders[backend], kinds=kinds)
         print(f"[bench methods] {root.name}: {len(repo.entities)} entities, {backend} vectors ready in "
               f"{time.perf_counter() - started:.1f} s ({embedders[backend].stats['computed']} computed)",
               file=sys.stderr, flush=True)
     pairs = conversation(repo, args.turns, args.seed)
     rows = []
     for method in [m.strip() for m in args.methods.split(",") if m.strip()]:
-        for backend, embedder in embedders.items():
-            rows.append(run_method(method, backbone_cfg=backbone_cfg, embedder=embedder, repo=repo, pairs=pairs,
+        for backend in embedders:
+            # A fresh embedder per method (no text cache): every method embeds the conversation's texts
+            # itself, as in a run; the repository's vectors stay memoised on the index.
+            fresh = Embedder(cache_dir=False, backend=backend)
+            rows.append(run_method(method, backbone_cfg=backbone_cfg, embedder=fresh, repo=repo, pairs=pairs,
                                    repo_context_k=args.repo_context_k))
             print(f"[bench methods] {method} ({backend}): p95 {rows[-1]['p95_ms']:.1f} ms", file=sys.stderr, flush=True)
     before = None
