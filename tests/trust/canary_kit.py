@@ -164,8 +164,12 @@ def reference_body(root: Path, completion_path: str, namespace: str) -> str:
     """The judged function's reference body (statements after its docstring) in the pristine tree."""
     source = (root / completion_path).read_text(encoding="utf-8")
     tree = ast.parse(source)
-    module = completion_path[:-3].replace("/", ".")
-    qual = namespace[len(module) + 1:].split(".") if namespace.startswith(module + ".") else namespace.split(".")[-1:]
+    parts = completion_path[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    modules = [".".join(parts[i:]) for i in range(len(parts))]  # src/jinja2/x.py -> jinja2.x as well
+    module = next((m for m in modules if namespace.startswith(m + ".")), None)
+    qual = namespace[len(module) + 1:].split(".") if module else namespace.split(".")[-1:]
     node = _function_node(tree, qual)
     assert node is not None, f"{namespace} not found in {completion_path}"
     body = list(node.body)  # type: ignore[attr-defined]
@@ -180,7 +184,11 @@ def test_source(root: Path, test_id: str) -> str:
     """The source of one judging test (``path::name`` or ``path::Class::name``)."""
     path, *names = test_id.split("::")
     source = (root / path).read_text(encoding="utf-8")
-    node = _function_node(ast.parse(source), names)
+    tree = ast.parse(source)
+    node = _function_node(tree, names)
+    if node is None:  # defined under an ``if`` / ``try`` at module level (e.g. an optional import)
+        node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.name == names[-1]), None)
     assert node is not None, f"{test_id} not found"
     return ast.get_source_segment(source, node) or ""
 
