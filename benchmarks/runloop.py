@@ -130,36 +130,6 @@ def check_eval_models(cfg: Any, bench: Benchmark) -> None:
                               f"allow_local_eval_models=true")
 
 
-class JsonFailureCounter(logging.Handler):
-    """Counts the client's ``chat_json[...]`` failure warnings per ledger ``attempt`` tag.
-
-    The warning is emitted in the thread that made the call, inside the sample's tag scope, so
-    the count is per sample even with several workers sharing one client.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(level=logging.WARNING)
-        self.counts: Counter[str] = Counter()
-        self._lock2 = threading.Lock()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            if not str(record.msg).startswith("chat_json["):
-                return
-            from reconmem.platform.llm import current_tags
-
-            attempt = current_tags().get("attempt")
-            if attempt:
-                with self._lock2:
-                    self.counts[attempt] += 1
-        except Exception:  # noqa: BLE001 - accounting must never break a call
-            pass
-
-    def pop(self, attempt: str) -> int:
-        with self._lock2:
-            return int(self.counts.pop(attempt, 0))
-
-
 def method_inputs(cfg: Any) -> tuple[frozenset[str], bool]:
     """The privileged inputs ``method.privileged_inputs`` declares, and ``method.skip_prep_replies``."""
     declared = cfg.method.get("privileged_inputs") or []
@@ -325,21 +295,15 @@ def _run_config(cfg: Any) -> dict[str, Any]:
     env = RunEnv(cfg=cfg, ledger=UsageLedger(seed, cost_limit_usd=None if limit is None else float(limit)),
                  run_path=run_dir.path, progress=bool(cfg.benchmark.get("progress", True)))
     stop = threading.Event()
-    counter = JsonFailureCounter()
     if todo:
         bench.setup(env, todo)
         workers = max(1, int(cfg.run.get("workers", 1) or 1))
         cap = bench.max_workers(cfg)
         if cap:
             workers = min(workers, cap)
-        logger = logging.getLogger("reconmem")
-        logger.addHandler(counter)
-        try:
-            run_pool(todo, lambda s: run_one(bench, s, env, run_dir, counter=counter, stop=stop, shard=shard),
-                     workers=workers, desc=f"{cfg.benchmark.name} {cfg.method.name}/{cfg.backbone.name}",
-                     progress=env.progress)
-        finally:
-            logger.removeHandler(counter)
+        run_pool(todo, lambda s: run_one(bench, s, env, run_dir, stop=stop, shard=shard),
+                 workers=workers, desc=f"{cfg.benchmark.name} {cfg.method.name}/{cfg.backbone.name}",
+                 progress=env.progress)
     return write_summary(run_dir, cfg, bench, selected_ids, [bench.sample_id(s) for s in mine], shard,
                          stopped="cost_limit" if stop.is_set() else None)
 
@@ -362,7 +326,7 @@ def _run_dir(cfg: Any) -> RunDir:
                      str(cfg.run.run_id))
 
 
-def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, counter: JsonFailureCounter | None = None,
+def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *,
             stop: threading.Event | None = None, shard: tuple[int, int] | None = None,
             method: Any = None) -> dict[str, Any] | None:
     """One sample through ``bench.run_sample`` with the loop's rules; returns the written result.
@@ -412,7 +376,7 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *, coun
     result.setdefault("n_tasks", len(result.get("tasks") or []))
     result.setdefault("tasks", [])
     result.setdefault("wall_seconds", round(time.perf_counter() - t0, 3))
-    result.update({"json_failures": counter.pop(attempt) if counter is not None else 0, "cost_usd": cost,
+    result.update({"json_failures": sum(1 for e in events if e.get("json_ok") is False), "cost_usd": cost,
                    "usage": usage, "attempt": attempt, "shard": shard_label(shard)})
     if earlier:
         result["earlier_attempts_cost_usd"] = round(earlier, 10)

@@ -201,27 +201,23 @@ def test_dry_run_makes_no_call_and_writes_nothing(tmp_path, _toy_path, monkeypat
     assert "estimate" in capsys.readouterr().out.lower()
 
 
-def test_json_failure_counter_sees_the_real_clients_failures():
-    """The per-sample count relies on the client's chat_json failure warning: a real (scripted) client."""
-    import logging
-
-    from benchmarks.runloop import JsonFailureCounter
+def test_json_failures_are_marked_on_the_real_clients_ledger_events():
+    """The per-sample count is the attempt's ledger events with ``json_ok: false`` (the one slicing
+    rule), as the client's chat_json marks them: a real (scripted) client."""
+    from benchmarks.records import attempt_events
     from reconmem.platform.llm import UsageLedger
     from reconmem.platform.testing import ScriptedLLM
 
     ledger = UsageLedger()
-    llm = ScriptedLLM(["this is not json", '{"ok": 1}', "nor this"], ledger=ledger)
-    counter = JsonFailureCounter()
-    logging.getLogger("reconmem").addHandler(counter)
-    try:
-        with ledger.tags(attempt="a1"):
-            assert llm.chat_json([{"role": "user", "content": "q"}], purpose="memory_update") is None
-            assert llm.chat_json([{"role": "user", "content": "q"}], purpose="memory_update") == {"ok": 1}
-        with ledger.tags(attempt="a2"):
-            llm.chat_json([{"role": "user", "content": "q"}], purpose="memory_sketching")
-    finally:
-        logging.getLogger("reconmem").removeHandler(counter)
-    assert (counter.pop("a1"), counter.pop("a2"), counter.pop("a3")) == (1, 1, 0)
+    llm = ScriptedLLM(["this is not json", '{"ok": 1}', "nor this", "plain reply"], ledger=ledger)
+    with ledger.tags(attempt="a1"):
+        assert llm.chat_json([{"role": "user", "content": "q"}], purpose="memory_update") is None
+        assert llm.chat_json([{"role": "user", "content": "q"}], purpose="memory_update") == {"ok": 1}
+    with ledger.tags(attempt="a2"):
+        llm.chat_json([{"role": "user", "content": "q"}], purpose="memory_sketching")
+        llm.chat([{"role": "user", "content": "q"}], purpose="turn_generation")
+    assert [e.get("json_ok") for e in attempt_events([ledger], "a1")] == [False, True]
+    assert [e.get("json_ok") for e in attempt_events([ledger], "a2")] == [False, None]  # a plain call: no JSON asked
     assert sum(llm.json_failures.values()) == 2
 
 

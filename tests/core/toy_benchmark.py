@@ -1,10 +1,9 @@
 """A toy benchmark for run-loop tests (no model, no repository): each sample records scripted
-ledger events (fixed tokens and dollars), may emit malformed-JSON warnings, fail, or stop on the
+ledger events (fixed tokens and dollars), may mark replies as malformed JSON, fail, or stop on the
 cost limit exactly as the LLM client does (CostLimitReached before a paid call)."""
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from pathlib import Path
@@ -14,7 +13,6 @@ from benchmarks.records import RunDir
 from benchmarks.task import Benchmark
 from reconmem.platform.llm import CostLimitReached, Usage
 
-log = logging.getLogger("reconmem.platform.llm.client")  # where the client warns about chat_json failures
 CALLS: list[str] = []
 _LOCK = threading.Lock()
 
@@ -44,15 +42,16 @@ class ToyBenchmark(Benchmark):
     def run_sample(self, sample: Any, method: Any, env: Any) -> dict[str, Any]:
         with _LOCK:
             CALLS.append(sample.id)
+        bad_json = int(getattr(sample, "bad_json", 0))
         for turn in range(int(getattr(sample, "calls", 2))):
             if env.ledger.limit_reached():  # the client's rule: no paid call once the limit is reached
                 raise CostLimitReached("toy: limit reached")
             with env.ledger.tags(turn=turn, role="assistant"):
-                env.ledger.record("turn_generation", Usage(10, 5), cached=False, model="toy/model", seconds=0.01,
-                                  cost_usd=float(getattr(sample, "cost", 0.1)), custom_field=sample.id)
+                event = env.ledger.record("turn_generation", Usage(10, 5), cached=False, model="toy/model", seconds=0.01,
+                                          cost_usd=float(getattr(sample, "cost", 0.1)), custom_field=sample.id)
+            if turn < bad_json:  # as the client's chat_json marks a reply without usable JSON
+                event["json_ok"] = False
             time.sleep(0.01)
-        for _ in range(int(getattr(sample, "bad_json", 0))):
-            log.warning("chat_json[%s] on %s: %s; output starts %r", "memory_update", "toy", "no JSON", "x")
         env.recorder.message(0, "user", f"toy {sample.id}")
         if getattr(sample, "fail", False):
             raise RuntimeError(f"toy failure in {sample.id}")

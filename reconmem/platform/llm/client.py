@@ -54,6 +54,8 @@ from reconmem.platform.llm.response import (Completion, LLMResponse, Usage, pref
 from reconmem.platform.llm.spec import BackboneSpec
 
 log = logging.getLogger(__name__)
+# The ledger event of the last call this thread made (chat_json marks it json_ok).
+_LAST_EVENT = threading.local()
 
 # token overhead of one chat message in ChatML-style templates (<|im_start|>role\n ... <|im_end|>\n)
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -138,9 +140,10 @@ class LLMClient:
             hit = self.cache.get(key)
             if hit is not None:
                 response = response_from_cache(hit)
-                self.ledger.record(purpose, response.usage, cached=True, model=response.model or self.spec.model,
-                                   seconds=time.perf_counter() - started, backbone=self.spec.name,
-                                   original_seconds=hit.get("seconds"), **self._output_notes(response, request))
+                _LAST_EVENT.event = self.ledger.record(
+                    purpose, response.usage, cached=True, model=response.model or self.spec.model,
+                    seconds=time.perf_counter() - started, backbone=self.spec.name,
+                    original_seconds=hit.get("seconds"), **self._output_notes(response, request))
                 return response
 
         price = self.price
@@ -183,8 +186,9 @@ class LLMClient:
         extra.update(self._output_notes(response, request))
         if refit is not None:
             extra["refit"] = refit
-        self.ledger.record(purpose, usage, cached=False, model=response.model, seconds=seconds, backbone=self.spec.name,
-                           cost_usd=price.cost(usage.input_tokens, usage.output_tokens), **extra)
+        _LAST_EVENT.event = self.ledger.record(purpose, usage, cached=False, model=response.model, seconds=seconds,
+                                               backbone=self.spec.name,
+                                               cost_usd=price.cost(usage.input_tokens, usage.output_tokens), **extra)
         return response
 
     def chat_json(self, messages: Sequence[Mapping[str, Any]], *, purpose: str,
@@ -196,20 +200,24 @@ class LLMClient:
         ContextLengthExceeded) propagate; malformed output never does.
         """
         kw.setdefault("json_mode", True)
+        _LAST_EVENT.event = None
         response = self.chat(messages, purpose=purpose, **kw)
+        event = _LAST_EVENT.event  # this call's ledger event: it records whether the JSON was usable
         try:
             value = parse_json_lenient(response.text)
         except JSONRepairError as exc:
-            self._json_failure(purpose, f"unparseable JSON ({exc})", response.text)
+            self._json_failure(purpose, f"unparseable JSON ({exc})", response.text, event)
             return None
         if validate is not None:
             try:
                 checked = validate(value)
             except Exception as exc:  # noqa: BLE001 - any validator complaint is a rejection
-                self._json_failure(purpose, f"validation failed ({type(exc).__name__}: {exc})", response.text)
+                self._json_failure(purpose, f"validation failed ({type(exc).__name__}: {exc})", response.text, event)
                 return None
             if checked is not None:
                 value = checked
+        if event is not None:
+            event["json_ok"] = True
         return value
 
     def count_tokens(self, text_or_messages: str | Sequence[Mapping[str, Any]]) -> int:
@@ -402,7 +410,9 @@ class LLMClient:
             return min(self.retry_max_delay, retry_after)
         return min(self.retry_max_delay, self.retry_base_delay * (2 ** attempt)) * (0.5 + random.random())
 
-    def _json_failure(self, purpose: str, reason: str, text: str) -> None:
+    def _json_failure(self, purpose: str, reason: str, text: str, event: dict[str, Any] | None) -> None:
+        if event is not None:
+            event["json_ok"] = False
         with self._lock:
             self.json_failures[purpose] += 1
         log.warning("chat_json[%s] on %s: %s; output starts %r", purpose, self.spec.name, reason, text[:200])

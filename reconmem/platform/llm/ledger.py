@@ -56,8 +56,9 @@ class UsageLedger:
             _TAGS.reset(token)
 
     def record(self, purpose: str, usage: Usage, *, cached: bool, model: str, seconds: float,
-               cost_usd: float = 0.0, **extra: Any) -> None:
-        """Append one call event (tags of the current scope included). ``cost_usd`` is 0 for cached calls."""
+               cost_usd: float = 0.0, **extra: Any) -> dict[str, Any]:
+        """Append one call event (tags of the current scope included) and return it. ``cost_usd`` is 0
+        for cached calls."""
         cost = 0.0 if cached else float(cost_usd or 0.0)
         event = {
             "purpose": purpose,
@@ -73,6 +74,7 @@ class UsageLedger:
         with self._lock:
             self._events.append(event)
             self._cost += cost
+        return event
 
     @property
     def total_cost_usd(self) -> float:
