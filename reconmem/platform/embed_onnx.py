@@ -118,9 +118,14 @@ def _quantise(source: Path, target: Path) -> None:
     """int8 dynamic quantisation of ``source`` (weights per channel; activations quantised at run time)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    logging.getLogger("root").setLevel(logging.ERROR)  # its "consider pre-processing" notice
-    quantize_dynamic(str(source), str(target), weight_type=getattr(QuantType, QUANT_SETTINGS["weight_type"]),
-                     per_channel=QUANT_SETTINGS["per_channel"], reduce_range=QUANT_SETTINGS["reduce_range"])
+    root = logging.getLogger()  # onnxruntime logs a "consider pre-processing" notice on the root logger
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        quantize_dynamic(str(source), str(target), weight_type=getattr(QuantType, QUANT_SETTINGS["weight_type"]),
+                         per_channel=QUANT_SETTINGS["per_channel"], reduce_range=QUANT_SETTINGS["reduce_range"])
+    finally:
+        root.setLevel(level)  # the process's own logging is left as it was
 
 
 def ensure_export(model: Any, folder: str | Path, backend: str, cache_dir: str | Path | None = None) -> Path:

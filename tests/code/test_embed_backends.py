@@ -181,3 +181,19 @@ def test_goals_and_the_choice_of_backend():
             {"backend": "onnx", "texts_per_s": 2.0, "agreement": True},
             {"backend": "onnx-int8", "texts_per_s": 3.0, "agreement": False}]
     assert bb.fastest_agreeing(rows) == "onnx"
+
+
+def test_int8_export_leaves_the_processs_logging_as_it_was(monkeypatch, tmp_path):
+    """The quantiser's root-logger notice is silenced only while it runs (warnings elsewhere stay visible)."""
+    import logging
+
+    import onnxruntime.quantization as quantization
+
+    from reconmem.platform import embed_onnx
+
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "level", logging.WARNING)
+    seen = []
+    monkeypatch.setattr(quantization, "quantize_dynamic", lambda *a, **k: seen.append(root.level))
+    embed_onnx._quantise(tmp_path / "model.onnx", tmp_path / "model_int8.onnx")
+    assert seen == [logging.ERROR] and root.level == logging.WARNING
