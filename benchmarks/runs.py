@@ -12,11 +12,15 @@ from typing import Any, Callable, Sequence
 
 
 def run_pool(items: Sequence[Any], fn: Callable[[Any], Any], *, workers: int = 1, desc: str = "samples",
-             progress: bool = True) -> list[Any]:
+             progress: bool = True, on_result: Callable[[int, Any], None] | None = None,
+             raise_errors: bool = False) -> list[Any]:
     """Run ``fn`` over ``items`` with at most ``workers`` threads and a progress bar.
 
     Exceptions from ``fn`` are returned in place of results (callers record them as errors); a
-    failing item never stops the others.
+    failing item never stops the others. ``on_result(index, result_or_exception)`` runs in the
+    calling thread as each item finishes (e.g. to save progress); an exception it raises propagates
+    (with several workers, once the items already submitted have finished). ``raise_errors``: once
+    every item has finished, raise the first exception (in item order) instead of returning it.
     """
     from tqdm import tqdm
 
@@ -29,6 +33,8 @@ def run_pool(items: Sequence[Any], fn: Callable[[Any], Any], *, workers: int = 1
             except Exception as exc:  # noqa: BLE001 - recorded by the caller
                 results[i] = exc
             bar.update(1)
+            if on_result is not None:
+                on_result(i, results[i])
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
@@ -39,7 +45,13 @@ def run_pool(items: Sequence[Any], fn: Callable[[Any], Any], *, workers: int = 1
                 except Exception as exc:  # noqa: BLE001
                     results[i] = exc
                 bar.update(1)
+                if on_result is not None:
+                    on_result(i, results[i])
     bar.close()
+    if raise_errors:
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
     return results
 
 

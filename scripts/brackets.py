@@ -16,13 +16,11 @@ Exit status: 0, 1 when a sample errored, 2 on a configuration or data problem.
 
 from __future__ import annotations
 
-import os
 import sys
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
 
 DEFAULTS = ("benchmark=locoeval_verified_v2", "run.run_id=brackets")
 

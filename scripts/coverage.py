@@ -11,35 +11,22 @@ GT items come from the sample file named in the run's ``config.yaml`` (``benchma
 ``--prompt-version 1`` = the earlier two-example prompt, byte-identical, so its cached judgments
 replay). Samples already judged with the same judge model, prompt version and views version are skipped
 (``--overwrite`` re-judges; re-judging unchanged views costs nothing, the judge calls are cached).
-The original and dual views are the independently built branch contexts ReConMem records
-(``context.meta.views``, see benchmarks/analysis/coverage.py). Afterwards ``make report`` draws Figure 6.
+How: :mod:`benchmarks.analysis.coverage_runs`. Afterwards ``make report`` draws Figure 6.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "conf"
-log = logging.getLogger("scripts.coverage")
-
-
-def load_sample_specs(source: str | Path) -> dict[str, dict[str, Any]]:
-    """GT items of every LoCoEval sample of ``source`` (any source benchmarks.locoeval.loader reads:
-    a JSONL path, ``package:...``, ``hf:...``, the official layout), as ``{id: {requirements: ...}}``."""
-    from benchmarks.locoeval.loader import load_samples
-
-    return {s.id: {"id": s.id, "requirements": [
-        {"req_id": r.req_id, "gt_items": [{"id": g.id, "text": g.text} for g in r.gt_items]} for r in s.requirements]}
-        for s in load_samples(source)}
 
 
 def compose(judge_backbone: str | None, overrides: list[str]) -> Any:
@@ -71,10 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs needs at least one results directory")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
 
-    from benchmarks.analysis.coverage import PROMPT_VERSION, VIEWS_VERSION, CoverageJudge, judge_sample
-    from benchmarks.analysis.records import LOCOEVAL, RecordError, load_runs
+    from benchmarks.analysis.coverage import PROMPT_VERSION, CoverageJudge
+    from benchmarks.analysis.coverage_runs import judge_runs
+    from benchmarks.analysis.records import RecordError
     from benchmarks.harness import ConfigError, build_llm
-    from benchmarks.records import COVERAGE, atomic_write_json
     from reconmem.platform.llm import UsageLedger
 
     try:
@@ -94,59 +81,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     prompt_version = f"coverage-v{args.prompt_version}" if args.prompt_version else PROMPT_VERSION
     judge = CoverageJudge(llm, max_tokens=int(cfg.judge_backbone.max_output_tokens), prompt_version=prompt_version)
-    judge_model = str(cfg.judge_backbone.model)
     try:
-        runs = load_runs(args.runs)
-    except RecordError as exc:
+        counts = judge_runs(judge, ledger, args.runs, judge_model=judge_model, judge_name=str(cfg.judge_backbone.name),
+                            methods=args.methods, samples=args.samples, overwrite=args.overwrite, limit=args.limit)
+    except (RecordError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    spec_cache: dict[str, dict[str, dict[str, Any]]] = {}
-    done = skipped = failed = 0
-    for run in runs.select(family=LOCOEVAL):
-        if run.method not in args.methods:
-            continue
-        spec_path = str(args.samples or (run.config.get("benchmark") or {}).get("samples") or "")
-        try:
-            if spec_path not in spec_cache:
-                spec_cache[spec_path] = load_sample_specs(spec_path)
-            specs = spec_cache[spec_path]
-        except (FileNotFoundError, ValueError) as exc:
-            print(f"error: run {run.path}: {exc}", file=sys.stderr)
-            return 2
-        for sample in run.samples:
-            if not sample.ok:
-                continue
-            if args.limit is not None and done >= args.limit:
-                break
-            existing = sample.coverage()
-            if existing and not args.overwrite and existing.get("judge_model") == judge_model \
-                    and existing.get("prompt_version") == prompt_version \
-                    and existing.get("views_version") == VIEWS_VERSION:
-                skipped += 1
-                continue
-            spec = specs.get(sample.sample_id)
-            if spec is None:
-                log.error("%s: sample %s not in %s", run.path, sample.sample_id, spec_path)
-                failed += 1
-                continue
-            start = len(ledger.events)
-            try:
-                with ledger.tags(sample=sample.sample_id, role="coverage_judge"):
-                    record = judge_sample(judge, sample, spec, judge_name=str(cfg.judge_backbone.name))
-            except ValueError as exc:  # a corrupt context record: name it, judge the rest
-                log.error("%s: sample %s: %s", run.path, sample.sample_id, exc)
-                failed += 1
-                continue
-            record["judge_model"] = judge_model
-            record["ledger"] = ledger.events[start:]
-            atomic_write_json(sample.path / COVERAGE, record)
-            done += 1
-            bad = sum(1 for t in record["task_runs"] if "error" in t or
-                      any(not v["complete"] for v in (t.get("views") or {}).values()))
-            log.info("%s/%s/%s %s: %d task-run(s), %d incomplete or unjudged", run.benchmark, run.backbone,
-                     run.method, sample.sample_id, len(record["task_runs"]), bad)
-    print(f"coverage: judged {done} sample(s), skipped {skipped} already judged, {failed} failed")
-    return 1 if failed else 0
+    print(f"coverage: judged {counts.judged} sample(s), skipped {counts.skipped} already judged, {counts.failed} failed")
+    return 1 if counts.failed else 0
 
 
 if __name__ == "__main__":

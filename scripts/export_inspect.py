@@ -12,11 +12,11 @@ Exit status 2 on bad records or a missing inspect_ai.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,16 +2,10 @@
 
     python -m scripts.judging_hits RUN_DIR [RUN_DIR ...] [--samples PATH] [--json]
 
-A RUN_DIR is ``results/<benchmark>/<backbone>/<method>/<run_id>``. For every task-phase row of
-every ``samples/<id>/contexts.jsonl``, the code items of the context (``kind == "code"``, id = the
-repository path) are compared with the test entities that judge the sample's tasks (DevEval
-``tests``: ``path::name`` -> ``path/name``). A context *hits* when one of its code items is a judging
-test function, a class or file that contains one, or an entity inside one. ``own`` counts hits on
-the tests of the very task being generated (the row's ``req_id``), ``any`` hits on the tests of any
-task of the sample.
-
-The samples come from the run's ``config.yaml`` (``benchmark.samples``) unless ``--samples`` is
-given. ``hide_task_tests`` is read from the manifest (older runs: the config).
+A RUN_DIR is ``results/<benchmark>/<backbone>/<method>/<run_id>``; a context *hits* when one of its
+code items is, contains or lies inside a test that judges the sample's tasks (``own``: the task
+being generated; ``any``: any task of the sample). The samples come from the run's ``config.yaml``
+(``benchmark.samples``) unless ``--samples`` is given. How: :mod:`benchmarks.analysis.judging_hits`.
 """
 
 from __future__ import annotations
@@ -20,86 +14,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
-
-def judging_entities(sample: Any) -> dict[str, set[str]]:
-    """req_id -> repository paths of the test functions that judge that task."""
-    out: dict[str, set[str]] = {}
-    for req in sample.requirements:
-        out[req.req_id] = {t.replace("::", "/") for t in req.tests}
-    return out
-
-
-def _touches(item_path: str, test_path: str) -> bool:
-    """The item is the test, contains it (file / class), or lies inside it."""
-    return item_path == test_path or test_path.startswith(item_path + "/") or item_path.startswith(test_path + "/")
-
-
-def context_hits(context: Mapping[str, Any], tests: Iterable[str]) -> list[str]:
-    """The code item ids of ``context`` that touch one of ``tests``."""
-    tests = list(tests)
-    hits = []
-    for item in context.get("items") or []:
-        if item.get("kind") != "code":
-            continue
-        path = str((item.get("meta") or {}).get("path") or item.get("id") or "")
-        if path and any(_touches(path, t) for t in tests):
-            hits.append(path)
-    return hits
-
-
-def _run_config(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "config.yaml"
-    if not path.is_file():
-        return {}
-    from omegaconf import OmegaConf
-
-    return OmegaConf.to_container(OmegaConf.load(path), resolve=False)  # type: ignore[return-value]
-
-
-def count_run(run_dir: str | Path, samples: Mapping[str, Any]) -> dict[str, Any]:
-    """Judging-test hits of one run directory (``samples``: sample id -> Sample)."""
-    from benchmarks.records import RunDir
-
-    run = Path(run_dir)
-    manifest = RunDir(run).manifest_file()
-    config = _run_config(run)
-    hide = manifest.get("hide_task_tests")
-    if hide is None:
-        hide = (config.get("benchmark") or {}).get("hide_task_tests")
-    row: dict[str, Any] = {
-        "run_dir": str(run), "method": manifest.get("method") or (config.get("method") or {}).get("name") or run.parent.name,
-        "hide_task_tests": hide, "task_contexts": 0, "contexts_hit_any": 0, "contexts_hit_own": 0, "hit_items": 0,
-        "examples": [],
-    }
-    for sample_dir in RunDir(run).sample_dirs():
-        sample = samples.get(sample_dir.name)
-        if sample is None:
-            continue
-        tests_by_req = judging_entities(sample)
-        every_test = set().union(*tests_by_req.values()) if tests_by_req else set()
-        for ctx_row in sample_dir.contexts():
-            if ctx_row.get("phase") != "task":
-                continue
-            row["task_contexts"] += 1
-            context = ctx_row.get("context") or {}
-            any_hits = context_hits(context, every_test)
-            own_hits = context_hits(context, tests_by_req.get(str(ctx_row.get("req_id")), ()))
-            row["hit_items"] += len(any_hits)
-            row["contexts_hit_any"] += bool(any_hits)
-            row["contexts_hit_own"] += bool(own_hits)
-            if own_hits and len(row["examples"]) < 3:
-                row["examples"].append(f"{sample_dir.name}/{ctx_row.get('req_id')}: {own_hits[0]}")
-    return row
-
-
-def _load_samples(spec: str) -> dict[str, Any]:
-    from benchmarks.harness import resolve_data_path
-    from benchmarks.locoeval.loader import load_samples
-
-    source = spec if spec.startswith("hf:") else str(resolve_data_path(spec))
-    return {s.id: s for s in load_samples(source)}
+from benchmarks.analysis.judging_hits import count_run, load_samples_by_id, run_config, table_lines
+from benchmarks.records import RunDir
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,28 +28,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = []
     cache: dict[str, dict[str, Any]] = {}
-    from benchmarks.records import RunDir
-
     for run in args.run_dirs:
         if not RunDir(run).samples_path.is_dir():
             print(f"judging_hits: {run}: not a run directory (no samples/)", file=sys.stderr)
             return 2
-        spec = args.samples or str(((_run_config(run).get("benchmark") or {}).get("samples")) or "")
+        spec = args.samples or str(((run_config(run).get("benchmark") or {}).get("samples")) or "")
         if not spec:
             print(f"judging_hits: {run}: no benchmark.samples in config.yaml; pass --samples", file=sys.stderr)
             return 2
         if spec not in cache:
-            cache[spec] = _load_samples(spec)
+            cache[spec] = load_samples_by_id(spec)
         rows.append(count_run(run, cache[spec]))
-    if args.json:
-        print(json.dumps(rows, indent=1))
-        return 0
-    print(f"{'method':<16} {'hide_task_tests':<16} {'task ctx':>8} {'hit any':>8} {'hit own':>8} {'items':>6}  run")
-    for r in rows:
-        print(f"{r['method']:<16} {str(r['hide_task_tests']):<16} {r['task_contexts']:>8} {r['contexts_hit_any']:>8} "
-              f"{r['contexts_hit_own']:>8} {r['hit_items']:>6}  {r['run_dir']}")
-        for example in r["examples"]:
-            print(f"{'':<16}   e.g. {example}")
+    print(json.dumps(rows, indent=1) if args.json else "\n".join(table_lines(rows)))
     return 0
 
 

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,10 +15,9 @@ from __future__ import annotations
 import os
 import sys
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
 
 import hydra  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402

@@ -106,3 +106,30 @@ def record_needs_network(manifest_path: Path, local: dict, docker: dict) -> list
         f.write(json.dumps(data, indent=1))
     os.replace(tmp, manifest_path)
     return found
+
+
+def comparison_lines(res: dict) -> list[str]:
+    """The printed comparison of :func:`compare`'s result: each disagreement with its explanation,
+    the excluded and one-sided tasks, the overheads, then ``agreement: <same>/<common> tasks ...``."""
+    lines = []
+    for d in res["disagreements"]:
+        why = f"explained by manifest field {d['explained_by']}" if d["explained_by"] else "UNEXPLAINED"
+        net = " (network error in the Docker log)" if d["network_error"] else ""
+        lines.append(f"DISAGREES: {d['namespace']}: local {d['local']} | docker {d['docker']}{net} -> {why}")
+    for ns in res["excluded_under_docker"]:
+        lines.append(f"EXCLUDED under docker: {ns} (manifest field {NEEDS_NETWORK_FIELD}; reported, not counted)")
+    for side in ("local_only", "docker_only"):
+        names = res[side]
+        where = "local" if side == "local_only" else "Docker"
+        if 0 < len(names) <= 10:
+            lines += [f"ONLY {where.upper()}: {ns} (not in the other report)" for ns in names]
+        elif names:
+            lines.append(f"{len(names)} task(s) only in the {where} report (not compared)")
+    for key, what in (("container_overhead_s", "container overhead"), ("local_sandbox_overhead_s", "local sandbox overhead")):
+        o = res.get(key)
+        if o:
+            lines.append(f"{what} per run: median {o['median']} s, mean {o['mean']} s, p90 {o['p90']} s (n={o['n']} runs)")
+    unexplained = sum(1 for d in res["disagreements"] if not d["explained_by"])
+    lines.append(f"agreement: {res['agree']}/{res['common']} tasks, {len(res['disagreements'])} disagreement(s) "
+                 f"({unexplained} unexplained), {len(res['excluded_under_docker'])} excluded under docker")
+    return lines

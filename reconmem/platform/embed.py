@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from reconmem.platform.offline_env import HUB_OFFLINE
 from reconmem.platform.vectors import cosine_top_k  # noqa: F401 - the platform's one top-k, re-exported
 
 log = logging.getLogger(__name__)
@@ -138,8 +139,7 @@ def load_model(model_path: str | None = None, device: str = "cpu") -> Any:
     with _MODEL_LOCK:
         model = _MODELS.get((path, device))
         if model is None:
-            os.environ["HF_HUB_OFFLINE"] = "1"
-            os.environ["TRANSFORMERS_OFFLINE"] = "1"
+            os.environ.update(HUB_OFFLINE)
             if not Path(path).exists():
                 raise RuntimeError(f"embedder: model folder not found: {path}")
             from sentence_transformers import SentenceTransformer

@@ -1,10 +1,10 @@
-"""scripts.demo's time line: sample wall seconds vs the uncached model calls of the final attempt (synthetic records)."""
+"""The demo's time line: sample wall seconds vs the uncached model calls of the final attempt (synthetic records)."""
 
 from __future__ import annotations
 
 import json
 
-from scripts.demo import _time_split
+from benchmarks.analysis.demo_summary import time_split
 
 
 def test_time_split_counts_only_uncached_calls_of_the_final_attempt(tmp_path):
@@ -20,6 +20,6 @@ def test_time_split_counts_only_uncached_calls_of_the_final_attempt(tmp_path):
     ]
     (sample / "ledger.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     (tmp_path / "samples" / "unfinished").mkdir()  # no result.json yet: skipped
-    line = _time_split("reconmem", str(tmp_path))
+    line = time_split("reconmem", str(tmp_path))
     assert line.startswith("time reconmem: samples 100 s, of which model calls 50 s (50%: turn_generation 30 s, memory_update 20 s)")
     assert line.endswith("llama.cpp prefilled 100 of 400 prompt tokens (25%, 100 per call), the rest restored from its prompt cache")

@@ -38,13 +38,12 @@ def _records(tmp: Path) -> Path:
 
 
 def test_mapped_projects_pass_the_oracle_from_the_archive(tmp_path, capsys):
-    from scripts import deveval_oracle
+    from benchmarks.deveval.oracle import OracleOptions, run_oracle
 
     archive = _archive(tmp_path)
     out = tmp_path / "report.json"
-    rc = deveval_oracle.main(["--archive", archive.as_uri(), "--archive-sha256", sha256_file(archive),
-                              "--data", str(_records(tmp_path)), "--projects", "boltons", "Jinja2",
-                              "--namespaces", *BOLTONS, *JINJA, "--out", str(out), "--quiet"])
+    rc = run_oracle(OracleOptions(archive=archive.as_uri(), archive_sha256=sha256_file(archive), data=_records(tmp_path),
+                                  projects=["boltons", "Jinja2"], namespaces=[*BOLTONS, *JINJA], out=out, quiet=True))
     assert rc == 0
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("oracle: 4/4 reference pass, 4/4 blank fail")
     report = json.loads(out.read_text())

@@ -103,7 +103,8 @@ def index(monkeypatch, tmp_path):
 
 
 def test_cli_maps_a_project_resumes_and_the_manifest_passes_the_oracle(index, tmp_path, capsys):
-    from scripts import deveval_oracle, map_deveval
+    from benchmarks.deveval.oracle import OracleOptions, run_oracle
+    from scripts import map_deveval
 
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
@@ -131,8 +132,7 @@ def test_cli_maps_a_project_resumes_and_the_manifest_passes_the_oracle(index, tm
     assert len(index.hits) == hits
 
     capsys.readouterr()
-    assert deveval_oracle.main(["--manifest", str(manifest), "--data", str(data), "--out", str(tmp_path / "o.json"),
-                                "--quiet"]) == 0
+    assert run_oracle(OracleOptions(manifest=manifest, data=data, out=tmp_path / "o.json", quiet=True)) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("oracle: 2/2 reference pass, 2/2 blank fail")
 
 

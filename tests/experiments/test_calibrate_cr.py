@@ -15,8 +15,8 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from scripts.calibrate_cr import (Evaluation, budget_chain_point, calibrate, calibration_report, chain_length,
-                                  forwarded_overrides, interleave_subsets, search_budgets)
+from benchmarks.cr_calibration import (Evaluation, budget_chain_point, calibrate, calibration_report, chain_length,
+                                       forwarded_overrides, interleave_subsets, search_budgets)
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -82,7 +82,7 @@ def test_method_overrides_only_reach_the_ablation_and_searched_budgets_never():
         "method.manager.grounding_threshold=0.4", "run.results_dir=x", "cache.dir=/c", "calibration=cr_matched"])
     assert common == ["backbone=qwen3_235b", "cache.dir=/c"]
     assert method_only == ["method.manager.grounding_threshold=0.4"]
-    from scripts.calibrate_cr import CalibrationError
+    from benchmarks.cr_calibration import CalibrationError
 
     with pytest.raises(CalibrationError, match="run.repeat=3"):
         forwarded_overrides(["run.repeat=3"])
@@ -151,7 +151,7 @@ def test_bad_options_are_one_line_errors():
 
 def _fake_runs(monkeypatch, tmp_path, target=0.36, ablation=lambda b: 0.09 + 0.002 * (8 - sum(b.values()))):
     """Runner.run / Runner.cr replaced: no benchmark run; CR(reference) = target, CR(ablation) from its budgets."""
-    from scripts import calibrate_cr
+    from benchmarks import cr_calibration
 
     def run(self, method, run_id, extra=()):
         path = tmp_path / "runs" / method / run_id
@@ -166,8 +166,8 @@ def _fake_runs(monkeypatch, tmp_path, target=0.36, ablation=lambda b: 0.09 + 0.0
              if x.startswith(f"method.manager.{k}=")}
         return ablation(b)
 
-    monkeypatch.setattr(calibrate_cr.Runner, "run", run)
-    monkeypatch.setattr(calibrate_cr.Runner, "cr", cr)
+    monkeypatch.setattr(cr_calibration.Runner, "run", run)
+    monkeypatch.setattr(cr_calibration.Runner, "cr", cr)
 
 
 def _calib_cfg(tmp_path, *extra):

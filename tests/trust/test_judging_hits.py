@@ -1,11 +1,12 @@
-"""scripts.judging_hits counts task contexts that hold a judging test entity (synthetic records)."""
+"""The judging-hits count (and `python -m scripts.judging_hits`): task contexts that hold a judging test entity (synthetic records)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from scripts import judging_hits
+from benchmarks.analysis import judging_hits
+from scripts.judging_hits import main as judging_hits_main
 
 SAMPLES = "package:benchmarks.locoeval/demo/samples.jsonl"
 
@@ -27,11 +28,11 @@ def test_counts_own_and_any_hits(tmp_path: Path, capsys):
         _row("R1", ["tests/test_mathutils.py/test_clamp_examples"], phase="prep"),  # not a task context
     ]
     (sample / "contexts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    samples = judging_hits._load_samples(SAMPLES)
+    samples = judging_hits.load_samples_by_id(SAMPLES)
     result = judging_hits.count_run(run, samples)
     assert (result["task_contexts"], result["contexts_hit_any"], result["contexts_hit_own"]) == (3, 2, 2)
     assert result["hide_task_tests"] is False and result["method"] == "full"
-    assert judging_hits.main([str(run)]) == 0
+    assert judging_hits_main([str(run)]) == 0
     assert "full" in capsys.readouterr().out
 
 

@@ -16,13 +16,13 @@ import re
 import statistics
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.deveval.evaluate import oracle_task
 from benchmarks.deveval.tasks import DevEvalTask, TaskLocation
 from benchmarks.records import atomic_write_json
+from benchmarks.runs import run_pool
 from benchmarks.sandbox.base import EnvSpec, Executor
 from reconmem.platform.downloads import DownloadError
 
@@ -263,8 +263,8 @@ def _probe(job: ProjectJob, root: Path, env: EnvSpec, tasks: list[DevEvalTask]) 
     for t in tasks:
         by_file.setdefault(t.tests[0].split("::")[0], t)
     sample = list(by_file.values())[:PROBE_TASKS]
-    with ThreadPoolExecutor(max(1, job.workers)) as pool:
-        outs = list(pool.map(lambda t: run_reference(t, root, env=env, executor=job.executor), sample))
+    outs = run_pool(sample, lambda t: run_reference(t, root, env=env, executor=job.executor),
+                    workers=max(1, job.workers), progress=False, raise_errors=True)
     return [o.log for o in outs if not o.passed]
 
 
@@ -283,11 +283,20 @@ def _oracle(job: ProjectJob, root: Path, env: EnvSpec, matched: list[match.TaskM
     def one(m):
         return m.namespace, oracle_task(tasks[m.namespace], root, env=env, executor=job.executor, hint=_hint(m))
 
-    with ThreadPoolExecutor(max(1, job.workers)) as pool:
-        for i, (ns, res) in enumerate(pool.map(one, todo), 1):
-            results[ns] = res
-            if i % 5 == 0 or i == len(todo):
-                _save(job)
+    finished = [0]
+
+    def save(_: int, out) -> None:
+        if isinstance(out, Exception):
+            return
+        ns, res = out
+        results[ns] = res
+        finished[0] += 1
+        if finished[0] % 5 == 0 or finished[0] == len(todo):
+            _save(job)
+
+    run_pool(todo, one, workers=max(1, job.workers), progress=False, on_result=save, raise_errors=True)
+    for m in todo:  # in task order, as they were matched
+        results[m.namespace] = results.pop(m.namespace)
     return results
 
 
@@ -298,9 +307,9 @@ def _rerun_sample(job: ProjectJob, root: Path, env: EnvSpec, matched, results) -
     step = max(1, len(usable) // RERUN_SAMPLE)
     sample = usable[::step][:RERUN_SAMPLE]
     tasks = {t.namespace: t for t in job.tasks}
-    with ThreadPoolExecutor(max(1, job.workers)) as pool:
-        again = list(pool.map(lambda m: oracle_task(tasks[m.namespace], root, env=env, executor=job.executor,
-                                                    hint=_hint(m)), sample))
+    again = run_pool(sample, lambda m: oracle_task(tasks[m.namespace], root, env=env, executor=job.executor,
+                                                   hint=_hint(m)),
+                     workers=max(1, job.workers), progress=False, raise_errors=True)
     job.state["rerun_sample"] = {"n": len(sample), "same_outcome": sum(bool(r["usable"]) for r in again),
                                  "namespaces": [m.namespace for m in sample]}
     _save(job)
@@ -396,13 +405,22 @@ def docker_agreement(job: ProjectJob, docker: Executor) -> dict:
                                 row["body_end"], True)
             return row["namespace"], oracle_task(tasks[row["namespace"]], root, env=env, executor=docker, hint=_hint(m))
 
-        with ThreadPoolExecutor(max(1, job.workers)) as pool:
-            for i, (ns, res) in enumerate(pool.map(one, rows), 1):
-                results[ns] = {"usable": res["usable"], "ref": (res.get("ref") or {}).get("outcome"),
-                               "blank": (res.get("blank") or {}).get("outcome"),
-                               "log_tail": ((res.get("ref") or {}).get("log_tail") or "")[-1500:]}
-                if i % 5 == 0 or i == len(rows):
-                    _save(job)
+        finished = [0]
+
+        def save(_: int, out) -> None:
+            if isinstance(out, Exception):
+                return
+            ns, res = out
+            results[ns] = {"usable": res["usable"], "ref": (res.get("ref") or {}).get("outcome"),
+                           "blank": (res.get("blank") or {}).get("outcome"),
+                           "log_tail": ((res.get("ref") or {}).get("log_tail") or "")[-1500:]}
+            finished[0] += 1
+            if finished[0] % 5 == 0 or finished[0] == len(rows):
+                _save(job)
+
+        run_pool(rows, one, workers=max(1, job.workers), progress=False, on_result=save, raise_errors=True)
+        for row in rows:  # in the manifest's task order
+            results[row["namespace"]] = results.pop(row["namespace"])
 
     run([r for r in usable if r["namespace"] not in results])
     if not job.state.get("docker_fixed"):

@@ -26,7 +26,6 @@ import json
 import random
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -37,6 +36,7 @@ from benchmarks.locoeval.verified.facts import BodyFacts, Fact
 from benchmarks.locoeval.verified.source import norm
 from benchmarks.locoeval.verified.screening import MIN_FACTS, Candidate, OutcomeCache, static_screen, test_screen
 from benchmarks.locoeval.verified.validity import SiblingIndex, SnapshotText, indexed, text_files
+from benchmarks.runs import run_pool
 
 COMPARE_SHARE = 0.25
 SET_NAME = "locoeval_verified_v2"
@@ -276,23 +276,23 @@ def generate(opts: Options) -> dict[str, Any]:
     def n_usable() -> int:
         return len(capped([c for e, _ in entries for c in kept_by_project[e.project_path]]))
 
-    with ThreadPoolExecutor(max(1, opts.workers)) as pool:
-        while active and n_usable() < opts.tasks:
-            batch = []
-            for entry in list(active):
-                if len(kept_by_project[entry.project_path]) >= opts.max_per_project:
-                    active.remove(entry)
-                    continue
-                cand = next_candidate(entry)
-                if cand is None:
-                    active.remove(entry)
-                    continue
-                batch.append(cand)
-            for cand in pool.map(lambda c: test_screen(c, runner(c)), batch):
-                screening[cand.namespace] = cand.summary()
-                if cand.status == "kept":
-                    kept_by_project[cand.project_path].append(cand)
-            log(f"round: {n_usable()} usable task(s), {len(active)} project(s) with candidates left")
+    while active and n_usable() < opts.tasks:
+        batch = []
+        for entry in list(active):
+            if len(kept_by_project[entry.project_path]) >= opts.max_per_project:
+                active.remove(entry)
+                continue
+            cand = next_candidate(entry)
+            if cand is None:
+                active.remove(entry)
+                continue
+            batch.append(cand)
+        for cand in run_pool(batch, lambda c: test_screen(c, runner(c)), workers=max(1, opts.workers), progress=False,
+                             raise_errors=True):
+            screening[cand.namespace] = cand.summary()
+            if cand.status == "kept":
+                kept_by_project[cand.project_path].append(cand)
+        log(f"round: {n_usable()} usable task(s), {len(active)} project(s) with candidates left")
 
     ordered = [c for e, _ in entries for c in kept_by_project[e.project_path]]
     used = capped(ordered)

@@ -31,7 +31,6 @@ import textwrap
 import threading
 import time
 from collections import Counter, defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from benchmarks.locoeval.verified.source import norm
 from benchmarks.locoeval.verified.validity import (SIBLING_LIMIT, Figures, SiblingIndex, SnapshotText, text_files,
                                                    docstring_overlap, indexed, mentioned, target_docstring,
                                                    visible_targets)
+from benchmarks.runs import run_pool
 
 ORACLE_CHECKS = ("reference", "blank", "distractor", "counterfactual", "alternative")
 STATIC_CHECKS = ("grounding", "stated", "revised")
@@ -361,8 +361,7 @@ def validate(opts: ValidateOptions) -> tuple[list[str], int]:
                 print(f"checked {label}", file=sys.stderr, flush=True)
 
     jobs = [(s, r) for s in samples for r in s.requirements]
-    with ThreadPoolExecutor(max(1, opts.workers)) as pool:
-        list(pool.map(one, jobs))
+    run_pool(jobs, one, workers=max(1, opts.workers), progress=False, raise_errors=True)
 
     share = figures.facts["compare"] / sum(figures.facts.values()) if figures.facts else 0.0
     if share > COMPARE_SHARE and opts.enforce_validity:

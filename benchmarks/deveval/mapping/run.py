@@ -1,0 +1,96 @@
+"""Mapping many DevEval projects (``python -m scripts.map_deveval``): largest first, the base
+manifest's projects kept as they are, each project's progress in a state file under
+``<out>/projects/`` (a stopped run resumes), and after every project the report
+(``<out>/report.json``, ``<out>/report.md``) and the manifest rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.deveval.mapping import report
+from benchmarks.deveval.mapping.names import index_name
+from benchmarks.deveval.mapping.project import ProjectJob, docker_agreement, map_project
+from benchmarks.deveval.tasks import SHIPPED_MANIFEST, load_tasks
+from benchmarks.records import atomic_write_json, atomic_write_text
+from benchmarks.sandbox import build_executor
+
+
+@dataclass
+class MappingOptions:
+    """The command's options (see ``scripts/map_deveval.py``)."""
+
+    data: Path | None = None
+    projects: list[str] | None = None
+    min_tasks: int = 1
+    out: Path = Path("results/deveval/mapping")
+    manifest_out: Path = SHIPPED_MANIFEST
+    base_manifest: Path = SHIPPED_MANIFEST
+    workers: int = 2
+    timeout: float = 60.0
+    docker: bool = False
+    docker_only: bool = False
+    report_only: bool = False
+
+
+def _slug(project_path: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "__", project_path)
+
+
+def map_projects(opts: MappingOptions) -> dict:
+    """Map the selected projects (unless ``report_only``) and publish; returns the report's summary.
+    Raises ``ValueError`` naming ``--projects`` for a project not in the DevEval data."""
+    tasks = load_tasks(opts.data)
+    counts = Counter(t.project_path for t in tasks)
+    state_dir = opts.out / "projects"
+    owned = set(report.load_states(state_dir))          # projects this mapping run has a state for
+    base = [e for e in (json.loads(opts.base_manifest.read_text()) if opts.base_manifest.exists() else [])
+            if e["project_path"] not in owned]
+    shipped = {e["project_path"]: e for e in base}
+    wanted = [p for p, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+              if n >= opts.min_tasks and p not in shipped]
+    if opts.projects:
+        names = {x.lower() for x in opts.projects}
+        unknown = names - {n.lower() for p in counts for n in (p, p.split("/")[-1])}
+        if unknown:
+            raise ValueError(f"--projects: {sorted(unknown)} not in {opts.data or 'the DevEval data'}")
+        wanted = [p for p in wanted if {p.lower(), p.split("/")[-1].lower()} & names]
+
+    def publish() -> dict:
+        states = report.load_states(state_dir)
+        rows = report.rows(states, dict(counts), shipped)
+        summ = {**report.summary(rows), **report.build_stats(states)}
+        atomic_write_json(opts.out / "report.json", {"summary": summ, "rows": rows})
+        (opts.out / "report.md").write_text(report.markdown(rows, summ))
+        atomic_write_text(opts.manifest_out, json.dumps(report.assemble_manifest(base, states), indent=1))
+        return summ
+
+    if not opts.report_only:
+        local = build_executor({"name": "local", "timeout_s": opts.timeout})
+        docker = build_executor({"name": "docker", "timeout_s": opts.timeout}) \
+            if opts.docker or opts.docker_only else None
+        done = report.load_states(state_dir)
+        by_project: dict[str, list] = {}
+        for t in tasks:
+            by_project.setdefault(t.project_path, []).append(t)
+        if opts.docker_only:
+            wanted = [p for p in wanted if done.get(p, {}).get("status") == "mapped"]
+        for i, project in enumerate(wanted, 1):
+            print(f"[{i}/{len(wanted)}] {project} ({counts[project]} tasks)", flush=True)
+            job = ProjectJob(project, index_name(project), by_project[project], state_dir / f"{_slug(project)}.json",
+                             local, workers=opts.workers, log=lambda m: print(m, flush=True))
+            try:
+                map_project(job)
+                if docker is not None:
+                    print(f"  docker: {docker_agreement(job, docker)}", flush=True)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one project's failure must not stop the rest
+                print(f"  {project}: mapping stopped with {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            publish()
+    return publish()
