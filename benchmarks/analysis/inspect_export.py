@@ -37,8 +37,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from benchmarks import records as rec
 from benchmarks.analysis import labels
 from benchmarks.analysis.records import CAB, LOCOEVAL, SCRIPTED_MARK, RunRecord, RunSet, SampleRecord, load_runs
+from reconmem.platform.llm.purposes import RESPONSE_PURPOSES
 
-RESPONSE_PURPOSES = ("turn_generation", "task_generation", "maintainer_tool_step")
 PROMPT_NOT_RECORDED = "not recorded (the records keep this call's tokens and cost, not its prompt or reply)"
 LOG_SUFFIX = ".eval"
 

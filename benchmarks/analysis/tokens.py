@@ -1,12 +1,13 @@
 """Token accounting over ledger events: which purposes count for which metric (paper §3.3).
 
+The classes come from the one purpose taxonomy, :mod:`reconmem.platform.llm.purposes`:
+
 * Excluded everywhere (simulation and evaluation, not the evaluated system):
-  ``mock_user``, ``judge``, ``coverage_judge``, ``builder``.
-* Response generation (CAB: the Maintainer Agent): ``turn_generation``, ``task_generation``,
-  ``maintainer_tool_step``.
-* Everything else is context management (memory) — ``memory_sketching``, ``memory_update``,
-  ``memory_extraction``, ``memory_summarisation``, ``persona`` and any purpose a new method
-  introduces — so a new method's memory calls are never silently dropped.
+  :data:`~reconmem.platform.llm.purposes.EXCLUDED_PURPOSES` (the mock user, the judges, the builder).
+* Response generation (CAB: the Maintainer Agent):
+  :data:`~reconmem.platform.llm.purposes.RESPONSE_PURPOSES`.
+* Everything else is context management (memory) — the taxonomy's memory purposes and any
+  unregistered purpose a record carries — so a method's memory calls are never silently dropped.
 
 CR (Eq. 10) uses the *input* tokens of all counted calls; end-to-end tokens (Tables 3/4) use
 input + output of the same calls. Cost: each ledger event's ``cost_usd`` (priced by the client from
@@ -18,19 +19,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-# One definition shared with the LoCoEval runner's summaries (benchmarks.locoeval.metrics), so the
-# report and the runner's summary.json can never disagree on what counts.
-from benchmarks.locoeval.metrics import EXCLUDED_PURPOSES
 from benchmarks.locoeval.metrics import STAGES as RECONMEM_STAGES  # Table 4's four stages, paper order
+from reconmem.platform.llm.purposes import EXCLUDED_PURPOSES, PURPOSES, RESPONSE_PURPOSES
 
-RESPONSE_PURPOSES = frozenset({"turn_generation", "task_generation", "maintainer_tool_step"})
-STAGE_LABELS = {
-    "turn_generation": "Turn Generation",
-    "task_generation": "Task Generation",
-    "memory_sketching": "Memory Sketching",
-    "memory_update": "Memory Update",
-    "other": "Other",
-}
+STAGE_LABELS = {**{stage: PURPOSES[stage].label for stage in RECONMEM_STAGES}, "other": "Other"}
 
 
 def is_counted(purpose: str) -> bool:

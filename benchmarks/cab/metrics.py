@@ -23,7 +23,7 @@ Token categories, per ledger event (input + output tokens, cached calls included
 stands for the call the protocol makes):
 
 * memory: ``role == "memory"`` (calls made inside the context manager's context_for / observe)
-  or a memory-management purpose (:data:`MEMORY_PURPOSES`);
+  or a memory purpose (:data:`reconmem.platform.llm.purposes.MEMORY_PURPOSES`);
 * maintainer: ``role == "maintainer"`` (or, without a role tag, a maintainer purpose) and not memory;
 * user-agent and judge calls belong to neither.
 """
@@ -34,10 +34,10 @@ from statistics import mean
 from typing import Any, Iterable, Mapping, Sequence
 
 from benchmarks.records import Status, sample_class
+from reconmem.platform.llm.purposes import MEMORY_PURPOSES, Kind, purposes_of
 
-# The context-management purposes the methods emit (ReConMem, Mem0 / Mem0^R, MemGPT, LD-Agent).
-MEMORY_PURPOSES = frozenset({"memory_sketching", "memory_update", "memory_extraction", "memory_summarisation", "persona"})
-MAINTAINER_PURPOSES = frozenset({"turn_generation", "maintainer_tool_step"})
+# A maintainer response's calls: its first (a turn response) and the later ones (tool steps).
+MAINTAINER_PURPOSES = purposes_of((Kind.TURN_RESPONSE, Kind.TOOL_STEP))
 # Statuses summarize() counts as ``<status>_count``.
 COUNTED_STATUSES = (Status.INIT_FAILED, Status.DOCKER_UNAVAILABLE, Status.JUDGE_ERROR, Status.ERROR)
 

@@ -4,11 +4,12 @@ Inputs are the records a run writes: ``result.json`` dicts (``results``) and led
 (``ledger.jsonl`` rows, grouped per sample as ``{sample_id: [event, ...]}``). Only
 :func:`read_run`, :func:`summarize_run` and :func:`compression_ratio_between` touch the disk.
 
-Token accounting (paper §3.3): calls that simulate or evaluate -- ``mock_user``, ``judge``,
-``coverage_judge``, ``builder`` -- are excluded everywhere; every other call (response generation
-and any context-management call) counts. CR(M) = cumulative input tokens of Full / of M over the
-same samples; end-to-end tokens = input + output of the counted calls. Cached responses count with
-the usage they had when first computed (a cache hit replays the same prompt).
+Token accounting (paper §3.3): calls that simulate or evaluate (the mock user, the judges, the
+builder: :data:`reconmem.platform.llm.purposes.EXCLUDED_PURPOSES`) are excluded everywhere; every
+other call (response generation and any context-management call) counts. CR(M) = cumulative input
+tokens of Full / of M over the same samples; end-to-end tokens = input + output of the counted
+calls. Cached responses count with the usage they had when first computed (a cache hit replays the
+same prompt).
 Pass@1 is the fraction (0..1) of function-generation tasks whose tests passed, over **every task of
 every scored sample**: a sample that still errored after the run's retries (``status: error``)
 counts all its tasks as failed and is counted in ``n_errored``; a selected sample that never
@@ -26,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.records import RunDir, sample_class
+from reconmem.platform.llm.purposes import EXCLUDED_PURPOSES
 
-EXCLUDED_PURPOSES = frozenset({"mock_user", "judge", "coverage_judge", "builder"})
+# Table 4's stages (ReConMem's four purposes), in the paper's order.
 STAGES = ("turn_generation", "task_generation", "memory_sketching", "memory_update")
 SUBSETS = ("single-hop", "multi-hop")
 LENGTH_BINS = ((30, 40), (40, 50), (50, 60), (60, 70))

@@ -3,7 +3,8 @@
 Modules: :mod:`.errors` (error classes, classifier), :mod:`.spec` (BackboneSpec), :mod:`.response`
 (Usage, LLMResponse, Completion), :mod:`.ledger` (UsageLedger, tag scopes, spend limit),
 :mod:`.cache` (SQLite and sharded response caches, the cache key), :mod:`.pricing` (cost per call),
-:mod:`.providers` (litellm), :mod:`.client` (LLMClient). Import the public names from here.
+:mod:`.providers` (litellm), :mod:`.purposes` (the call purposes and their classification),
+:mod:`.client` (LLMClient). Import the public names from here.
 """
 
 from reconmem.platform.llm.cache import (
@@ -33,16 +34,14 @@ from reconmem.platform.llm.errors import (
 from reconmem.platform.llm.ledger import UsageLedger, current_tags
 from reconmem.platform.llm.pricing import Price, Pricing, PricingError, default_pricing, load_pricing_file
 from reconmem.platform.llm.providers import completion_from_litellm, import_litellm
+from reconmem.platform.llm.purposes import PURPOSES, Kind, Purpose
 from reconmem.platform.llm.response import Completion, LLMResponse, Usage
 from reconmem.platform.llm.spec import BackboneSpec
 
-# old private names some callers used
-_message_text = message_text
-
 __all__ = [
-    "CACHE_MODES", "CACHE_SCHEMA_VERSION", "MESSAGE_OVERHEAD_TOKENS", "REPLY_PRIMING_TOKENS", "BackboneSpec",
-    "Completion", "ContextLengthExceeded", "CostLimitReached", "LLMClient", "LLMError", "LLMResponse",
-    "LLMUnavailable", "Price", "Pricing", "PricingError", "ResponseCache", "ShardedResponseCache",
+    "CACHE_MODES", "CACHE_SCHEMA_VERSION", "MESSAGE_OVERHEAD_TOKENS", "PURPOSES", "REPLY_PRIMING_TOKENS", "BackboneSpec",
+    "Completion", "ContextLengthExceeded", "CostLimitReached", "Kind", "LLMClient", "LLMError", "LLMResponse",
+    "LLMUnavailable", "Price", "Pricing", "PricingError", "Purpose", "ResponseCache", "ShardedResponseCache",
     "TransientLLMError", "Usage", "UsageLedger", "approx_token_count", "classify_error", "completion_from_litellm",
     "current_tags", "default_pricing", "import_litellm", "load_pricing_file", "message_text", "open_cache",
     "request_key", "retry_after_seconds",

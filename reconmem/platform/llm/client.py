@@ -6,7 +6,7 @@ context window, calls the transport under a concurrency cap with retries (expone
 jitter, or the server's ``Retry-After`` when it sends one, on rate limits, 5xx, timeouts,
 connection errors and empty choices; never on context-length errors), and records every call --
 cached or not -- in the :class:`~reconmem.platform.llm.ledger.UsageLedger` under its ``purpose``
-tag with tokens, seconds, retries and ``cost_usd``.
+tag (registered in :mod:`reconmem.platform.llm.purposes`) with tokens, seconds, retries and ``cost_usd``.
 
 The transport is ``litellm.completion``; the offline backbone is registered with litellm as the
 custom provider ``local`` (see :mod:`reconmem.platform.local_model`), so ``model="local/<name>"``
@@ -49,6 +49,7 @@ from reconmem.platform.llm.errors import (
 from reconmem.platform.llm.ledger import UsageLedger
 from reconmem.platform.llm.margins import default_count_margin
 from reconmem.platform.llm.pricing import Price, Pricing, default_pricing
+from reconmem.platform.llm.purposes import call_purpose
 from reconmem.platform.llm.response import (Completion, LLMResponse, Usage, prefill_counts, response_from_cache,
                                              response_to_cache)
 from reconmem.platform.llm.spec import BackboneSpec
@@ -88,7 +89,6 @@ class LLMClient:
         self.timeout = float(timeout)
         self.retry_base_delay = float(retry_base_delay)
         self.retry_max_delay = float(retry_max_delay)
-        self.json_failures: collections.Counter[str] = collections.Counter()
         self._pricing = pricing
         self._price: Price | None = None
         self._semaphore = threading.BoundedSemaphore(self.max_concurrency)
@@ -123,13 +123,20 @@ class LLMClient:
             return 0.0
         return default_count_margin(self.spec.model, self.spec.api_base)
 
+    @property
+    def json_failures(self) -> collections.Counter[str]:
+        """Unusable ``chat_json`` replies per purpose: this backbone's events in the ledger with
+        ``json_ok: false`` (the one rule the run loop counts a sample's failures by)."""
+        return collections.Counter(str(e.get("purpose")) for e in self.ledger.events
+                                   if e.get("json_ok") is False and e.get("backbone") == self.spec.name)
+
     # ---- public API
     def chat(self, messages: Sequence[Mapping[str, Any]], *, purpose: str, max_tokens: int | None = None,
              temperature: float | None = None, tools: Sequence[Mapping[str, Any]] | None = None,
              json_mode: bool = False, stop: str | Sequence[str] | None = None) -> LLMResponse:
-        """One backbone call, cached (temperature 0), retried, capped, priced and recorded under ``purpose``."""
-        if not purpose or not isinstance(purpose, str):
-            raise ValueError("LLMClient.chat: purpose= is required (e.g. 'turn_generation')")
+        """One backbone call, cached (temperature 0), retried, capped, priced and recorded under ``purpose``
+        (one of :data:`reconmem.platform.llm.purposes.PURPOSES`; any other is a ValueError)."""
+        call_purpose(purpose)
         request = self._build_request(messages, max_tokens=max_tokens, temperature=temperature, tools=tools,
                                       json_mode=json_mode, stop=stop)
         started = time.perf_counter()
@@ -413,8 +420,6 @@ class LLMClient:
     def _json_failure(self, purpose: str, reason: str, text: str, event: dict[str, Any] | None) -> None:
         if event is not None:
             event["json_ok"] = False
-        with self._lock:
-            self.json_failures[purpose] += 1
         log.warning("chat_json[%s] on %s: %s; output starts %r", purpose, self.spec.name, reason, text[:200])
 
     def _supports_response_format(self) -> bool:
