@@ -30,7 +30,7 @@ def local_client():
 
 def test_http_client_over_the_local_model_with_faults(local_client, no_proxy):
     def reply(body):
-        return local_client.chat(body["messages"], purpose="served", max_tokens=min(48, body.get("max_tokens") or 48)).text
+        return local_client.chat(body["messages"], purpose="turn_generation", max_tokens=min(48, body.get("max_tokens") or 48)).text
 
     with FaultServer(reply, retry_after=0.05) as server:
         server.plan = ["429", "reset", "truncated_body", "503"]
