@@ -30,15 +30,10 @@ from reconmem.memory.construct import CodeDraftDatabase, MemoryConstructor
 from reconmem.platform.code.retrieval import CodeRetriever, RetrieverSpec
 from reconmem.platform.context import Context, ContextItem, ContextManager, Session, Turn
 from reconmem.platform.fit import fit_prompt
+from reconmem.memory.budgets import BUDGET_NAMES, DEFAULT_BUDGETS
 from reconmem.memory.graph import DualMemoryGraph
 from reconmem.memory.prompts import PROMPT_VERSIONS
 from reconmem.memory.recall import CODE_KINDS, STAGE_INITIAL, STAGE_INTER, STAGE_INTRA, JointRecall, RecallConfig, RepositoryVectors, context_blocks
-
-
-BUDGET_NAMES = ("k1", "k2", "k31", "k32")
-# The one source of budget defaults (paper §3.5). Per-backbone values live in the method config
-# (``conf/method/reconmem.yaml`` ``budgets_by_backbone``); a backbone not listed there uses these.
-DEFAULT_BUDGETS: dict[str, int] = {"k1": 2, "k2": 4, "k31": 2, "k32": 2}
 
 
 def resolve_budgets(explicit: Mapping[str, Any], budgets_by_backbone: Mapping[str, Any] | None,

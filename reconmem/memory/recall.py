@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from reconmem.platform.context import DUAL_QUERY, EXPANSION, ORIGINAL_QUERY, REPO_WIDE, Context, ContextItem, build_messages
+from reconmem.memory.budgets import Budgets
 from reconmem.memory.graph import DualMemoryGraph, VectorStore
 from reconmem.memory.prompts import render_prompt
 from reconmem.memory.stores import CODE_KINDS, CodeDraftDatabase, RepositoryVectors
@@ -60,9 +61,9 @@ class RecallConfig:
     smg: bool = True
     qg: bool = True
     hcc: bool = True
-    k2: int = 4
-    k31: int = 2
-    k32: int = 2
+    k2: int = Budgets.k2
+    k31: int = Budgets.k31
+    k32: int = Budgets.k32
     grounding_threshold: float = 0.35
 
 
