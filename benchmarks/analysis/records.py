@@ -36,13 +36,13 @@ from benchmarks import records as rec
 from benchmarks.analysis import labels
 from benchmarks.analysis.tokens import summarise_events
 from benchmarks.records import Family, RecordError, RunDir, SampleDir, Status
+from reconmem.memory.budgets import BUDGET_NAMES
 
 log = logging.getLogger(__name__)
 
 LOCOEVAL = Family.LOCOEVAL.value
 CAB = Family.CAB.value
 TASK_KEYS = ("benchmark", "backbone", "method", "run_id")
-BUDGET_KEYS = ("k1", "k2", "k31", "k32")
 SCRIPTED_MARK = "scripted replies — not a model's result"
 
 __all__ = ["CAB", "LOCOEVAL", "RecordError", "RunRecord", "RunSet", "SampleRecord", "load_run", "load_runs"]
@@ -168,7 +168,7 @@ class RunRecord:
         """ReConMem retrieval budgets (k1, k2, k31, k32) the run used, from the manifest's
         ``method_params`` ({} for methods without budgets)."""
         params = self.manifest.get("method_params") or {}
-        return {k: params[k] for k in BUDGET_KEYS if params.get(k) is not None}
+        return {k: params[k] for k in BUDGET_NAMES if params.get(k) is not None}
 
 
 def load_run(path: str | Path) -> RunRecord:

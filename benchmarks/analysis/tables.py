@@ -28,6 +28,7 @@ from benchmarks.analysis.render import (MISSING, Block, Table, fmt_count, fmt_de
                                         fmt_tokens_k, fmt_usd, is_missing)
 from benchmarks.analysis.stats import paired_bootstrap, paired_statistic_bootstrap
 from benchmarks.analysis.tokens import RECONMEM_STAGES, STAGE_LABELS, is_counted
+from reconmem.memory.budgets import BUDGET_NAMES, RECALL_BUDGET_NAMES
 
 OVERALL = "overall"
 NAN = float("nan")
@@ -486,12 +487,13 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
 # ---------------------------------------------------------------------------- Table 6
 
 DEFAULT_CR_TOLERANCE = 0.05
+BUDGETS_HEADER = ", ".join(RECALL_BUDGET_NAMES)  # the Budgets column: the recall budgets the CR calibration searches
 
 
 def _budget_text(budgets: dict[str, Any] | None) -> str:
     if not budgets:
         return MISSING
-    return ", ".join(f"{k}={budgets[k]}" for k in ("k2", "k31", "k32") if k in budgets) or MISSING
+    return ", ".join(f"{k}={budgets[k]}" for k in RECALL_BUDGET_NAMES if k in budgets) or MISSING
 
 
 def cr_match(budgets: dict[str, Any] | None, gaps: Sequence[Any], *, reference: bool = False) -> tuple[str, bool | None]:
@@ -570,7 +572,7 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
     matched_rows: dict[str, list[str]] = {"matched": [], "unmatched": [], "uncalibrated": []}
     tolerances: set[float] = set()
     for bb in chosen:
-        columns = [("Method", ""), ("Budgets", "k2, k31, k32")]
+        columns = [("Method", ""), ("Budgets", BUDGETS_HEADER)]
         for s in subsets:
             columns += [(s.capitalize(), "Pass@1"), (s.capitalize(), "p"), (s.capitalize(), "Err."),
                         (s.capitalize(), "Miss."), (s.capitalize(), "CR"), (s.capitalize(), "CR gap"),
@@ -643,7 +645,7 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
                              "n_repeats": c["n_repeats"], "n_tasks": c["n_tasks"], "n_samples": c["n_samples"],
                              "n_errored": c["n_errored"], "n_missing": c["n_missing"], "incomplete": bool(c["n_missing"]),
                              "n_cr_samples": c.get("n_common", 0), **paired, **pcr,
-                             **{k: (b or {}).get(k, NAN) for k in ("k1", "k2", "k31", "k32")}})
+                             **{k: (b or {}).get(k, NAN) for k in BUDGET_NAMES}})
             display.append(line)
         blocks.append(Block(columns=columns, rows=display, heading=labels.backbone_label(bb)))
         if tests:
@@ -656,14 +658,14 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
                                        "cr", "cr_sd", "cr_change_pct", "cr_gap", "cr_matched", "n_repeats", "n_tasks",
                                        "n_samples", "n_errored", "n_missing", "incomplete", "n_cr_samples",
                                        "paired_diff_pp", "ci_low_pp", "ci_high_pp", "p_value", "n_paired", "cr_diff",
-                                       "cr_ci_low", "cr_ci_high", "cr_p_value", "cr_n_paired", "k1", "k2", "k31", "k32"])
+                                       "cr_ci_low", "cr_ci_high", "cr_p_value", "cr_n_paired", *BUDGET_NAMES])
     tol_text = ", ".join(f"±{100 * t:g}%" for t in sorted(tolerances)) or f"±{100 * DEFAULT_CR_TOLERANCE:g}%"
     ref_label = labels.method_label(reference)
     notes = [f"Arrows: Pass@1 difference (pp) against {ref_label}; p = paired repository-cluster bootstrap over the "
              f"tasks both were scored on ({n_resamples} resamples; the paired-tests block has the 95% CIs). CR against "
              "Full on the same backbone over the samples every listed configuration and Full finished ok (CR n); "
              f"CR gap = CR / CR({ref_label}) − 1 on those samples; ΔCR p = paired bootstrap of CR(ablation) − "
-             f"CR({ref_label}) over the same samples. Budgets: the run's k2, k31, k32 (from its manifest or resolved "
+             f"CR({ref_label}) over the same samples. Budgets: the run's {BUDGETS_HEADER} (from its manifest or resolved "
              "config.yaml). \"CR-matched\" = calibrated by scripts.calibrate_cr and the achieved gap within the "
              f"calibration's tolerance ({tol_text}) in every subset of this table; a calibrated row outside it says "
              "so; an uncalibrated row keeps ReConMem's budgets.",
