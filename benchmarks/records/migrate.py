@@ -16,8 +16,7 @@ from typing import Any
 
 from benchmarks.records.files import RecordError
 from benchmarks.records.schema import SCHEMA_VERSION, Family, validate
-
-BUDGET_KEYS = ("k1", "k2", "k31", "k32")
+from reconmem.memory.budgets import BUDGET_NAMES
 
 
 def migrate_manifest(manifest: Mapping[str, Any], config: Mapping[str, Any], *, where: str,
@@ -90,16 +89,16 @@ def legacy_method_params(config: Mapping[str, Any], manifest: Mapping[str, Any])
     manager = {k: v for k, v in _section(method, "manager").items() if k != "_target_"}
     table = method.get("budgets_by_backbone") or manager.get("budgets_by_backbone")
     recorded = manifest.get("budgets") if isinstance(manifest.get("budgets"), Mapping) else {}
-    if isinstance(table, Mapping) or any(k in manager for k in BUDGET_KEYS) or recorded:
+    if isinstance(table, Mapping) or any(k in manager for k in BUDGET_NAMES) or recorded:
         backbone = manager.get("backbone") or _section(config, "backbone").get("name") or manifest.get("backbone")
         resolved: dict[str, Any] = {}
         for key in ("default", backbone):
             entry = table.get(key) if isinstance(table, Mapping) and key is not None else None
             if isinstance(entry, Mapping):
-                resolved.update({k: v for k, v in entry.items() if k in BUDGET_KEYS and v is not None})
-        resolved.update({k: manager[k] for k in BUDGET_KEYS if isinstance(manager.get(k), int)})
-        resolved.update({k: v for k, v in recorded.items() if k in BUDGET_KEYS and v is not None})
-        for k in BUDGET_KEYS:
+                resolved.update({k: v for k, v in entry.items() if k in BUDGET_NAMES and v is not None})
+        resolved.update({k: manager[k] for k in BUDGET_NAMES if isinstance(manager.get(k), int)})
+        resolved.update({k: v for k, v in recorded.items() if k in BUDGET_NAMES and v is not None})
+        for k in BUDGET_NAMES:
             manager.pop(k, None)
         manager.update(resolved)
     return manager

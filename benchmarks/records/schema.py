@@ -18,6 +18,7 @@ from typing_extensions import TypedDict
 
 from benchmarks.records.files import RecordError
 from benchmarks.records.status import Status, parse_member
+from reconmem.memory.budgets import BUDGET_NAMES
 
 #: version of the manifest (and so of the run directory) this harness writes; manifests without
 #: ``schema_version`` are version 1 and are brought up to date by :mod:`benchmarks.records.migrate`.
@@ -127,15 +128,11 @@ class Repeat(TypedDict):
     run_id: str
 
 
-class MethodRecord(TypedDict, total=False):
-    """The manifest's ``method_params``: the method's resolved parameters as the run used them
-    (``method.manager`` without ``_target_``, and what the method resolved itself: ReConMem's budgets)."""
-
-    __pydantic_config__ = _OPEN  # type: ignore[misc]
-    k1: int
-    k2: int
-    k31: int
-    k32: int
+MethodRecord = TypedDict("MethodRecord", {name: int for name in BUDGET_NAMES}, total=False)  # type: ignore[misc]
+MethodRecord.__doc__ = """The manifest's ``method_params``: the method's resolved parameters as the run used them
+(``method.manager`` without ``_target_``, and what the method resolved itself: ReConMem's budgets,
+:data:`reconmem.memory.budgets.BUDGET_NAMES`)."""
+MethodRecord.__pydantic_config__ = _OPEN  # type: ignore[attr-defined]
 
 
 class Manifest(TypedDict, total=False):
