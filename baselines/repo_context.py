@@ -5,16 +5,16 @@ the session's code retriever: embedding similarity by default, or BM25 / hybrid)
 extra context. Full, Vanilla RAG, Mem0, MemGPT and LD-Agent
 use it; Mem0^R has its own repository access and ReConMem its own recall.
 
-``k`` is the method's own setting (``method.manager.repo_context_k``; the configs take it from
-``method.repo_context_k_by_benchmark`` keyed by benchmark name via :func:`adaptation_for`: LoCoEval
-10 as in the paper, CAB 0 because CAB gives repository access through tools; an unlisted
-benchmark is an error). A method built in Python without it (None)
-falls back to ``session.repo_context_k`` (tests, scripts/bench_methods.py).
+``k`` is a property of the benchmark's protocol (``benchmark.repo_adaptation_k``: LoCoEval 10 as in
+the paper, CAB 0 because CAB gives repository access through tools), handed to each method as its
+``repo_context_k`` by the method configs (``method.manager.repo_context_k: ${benchmark.repo_adaptation_k}``;
+``method.manager.repo_context_k=N`` overrides it for one run). A method built in Python without it
+(None) falls back to ``session.repo_context_k`` (tests, scripts/bench_methods.py).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Iterable
 
 from reconmem.platform.context import REPO_WIDE, ContextItem, Session
 
@@ -37,28 +37,13 @@ def code_item(session: Session, path: str, *, source: str, score: float | None =
     return ContextItem(kind="code", id=path, text=f"# {path}\n{code}", source=source, meta=meta)
 
 
-def adaptation_for(benchmark: str, table: Mapping[str, Any]) -> int:
-    """The unified adaptation's k for ``benchmark`` from a method's ``repo_context_k_by_benchmark``
-    table (called by the method configs through a nested ``_target_``). A benchmark the table does
-    not list is an error: adding a benchmark means deciding whether its protocol has the adaptation."""
-    entries = dict(table or {})
-    if benchmark not in entries:
-        raise ValueError(f"method.repo_context_k_by_benchmark has no entry for benchmark {benchmark!r} "
-                         f"(listed: {sorted(entries)}); add one (LoCoEval protocol: 10, tool-based benchmarks "
-                         "such as CAB: 0) or set method.manager.repo_context_k=N")
-    k = entries[benchmark]
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise ValueError(f"method.repo_context_k_by_benchmark.{benchmark} must be an integer >= 0, got {k!r}")
-    return k
-
-
 def adaptation_k(session: Session, own: int | None) -> int:
     """The unified adaptation's k for a method whose own setting is ``own`` (None = the session's)."""
     if own is None:
         return int(session.repo_context_k or 0)
     if session.repo_context_k:
         raise ValueError(f"repo_context_k is set both by the method ({own}) and the session ({session.repo_context_k}); "
-                         "it is a method setting now (method.manager.repo_context_k), not benchmark.repo_context_k")
+                         "set one of them")
     if own < 0:
         raise ValueError(f"method.manager.repo_context_k must be >= 0, got {own}")
     return int(own)

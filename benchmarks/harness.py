@@ -167,12 +167,18 @@ def build_method(cfg: Any) -> ContextManager:
     """Instantiate ``cfg.method.manager`` (a ``_target_`` node) as a fresh ContextManager."""
     from hydra.utils import instantiate
 
-    if cfg.get("benchmark") is not None and cfg.benchmark.get("repo_context_k") is not None:
-        raise ConfigError("benchmark.repo_context_k is no longer read: the unified repository adaptation is a method "
-                          "setting (method.repo_context_k_by_benchmark or method.manager.repo_context_k, conf/method/*.yaml)")
+    bench = cfg.get("benchmark")
+    if bench is not None and bench.get("repo_context_k") is not None:
+        raise ConfigError("benchmark.repo_context_k is not an option: the baselines' repository adaptation is "
+                          "benchmark.repo_adaptation_k (one method's own: method.manager.repo_context_k=N)")
     node = cfg.method.get("manager")
     if node is None or "_target_" not in node:
         raise ConfigError(f"method={cfg.method.get('name')}: missing method.manager._target_")
+    if _reads_repo_adaptation(node) and (bench is None or bench.get("repo_adaptation_k") is None):
+        name = bench.get("name") if bench is not None else None
+        raise ConfigError(f"benchmark={name}: benchmark.repo_adaptation_k is not set; declare in its config how many "
+                          f"repository functions the baselines add per query (0: none; LoCoEval: 10), or set "
+                          f"method.manager.repo_context_k=N")
     try:
         manager = instantiate(node)
     except Exception as exc:  # hydra wraps import/arg errors; keep one clear line
@@ -180,6 +186,14 @@ def build_method(cfg: Any) -> ContextManager:
     if not isinstance(manager, ContextManager):
         raise ConfigError(f"method={cfg.method.name}: {node['_target_']} is not a reconmem.platform.context.ContextManager")
     return manager
+
+
+def _reads_repo_adaptation(node: Any) -> bool:
+    """Whether a method's ``manager`` node takes its ``repo_context_k`` from the benchmark."""
+    from omegaconf import OmegaConf
+
+    raw = OmegaConf.to_container(node).get("repo_context_k") if OmegaConf.is_config(node) else None
+    return isinstance(raw, str) and "benchmark.repo_adaptation_k" in raw
 
 
 def read_prompt(package: str, name: str) -> str:

@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import ConfigError
+from benchmarks.roles import OPTIONS
 
-ROLES = ("backbone", "user_backbone", "judge_backbone")
 PREFLIGHT_TIMEOUT = 5.0
 
 
 def used_roles(cfg: Any) -> tuple[str, ...]:
     """The backbone options the configured benchmark calls (``benchmark.uses_backbones``)."""
     uses = cfg.benchmark.get("uses_backbones")
-    return ROLES if uses is None else tuple(str(u) for u in uses)
+    return OPTIONS if uses is None else tuple(str(u) for u in uses)
 
 
 def check_backbones(cfg: Any, roles: Sequence[str] | None = None) -> None:

@@ -10,11 +10,13 @@ Order of a run (``python -m scripts.run``)::
     preflight (every backbone the run uses), data checks   -> ConfigError / DataError: exit 2
     manifest  -> samples (workers) -> summary
 
-Per sample the loop opens one ledger scope ``sample=<id>, attempt=<uuid>``; the sample's
-``ledger.jsonl`` is every event carrying that attempt id, with all fields (the ONE slicing rule
-for every benchmark). ``result.json`` is written last and atomically, with the loop's fields added
-to the benchmark's: ``status``, ``n_tasks``/``tasks`` (an errored sample lists its tasks as
-failed), ``json_failures``, ``cost_usd``, ``usage``, ``attempt``, ``shard``, ``wall_seconds``.
+Per sample the loop builds a fresh method, opens one ledger scope ``sample=<id>, attempt=<uuid>``
+and calls ``benchmark.solve`` (the conversation) then ``benchmark.grade`` (its judgment); the
+sample's ``ledger.jsonl`` is every event carrying that attempt id, with all fields (the ONE slicing
+rule for every benchmark), ``memory.json`` the method's state. ``result.json`` is written last and
+atomically, with the loop's fields added to the benchmark's: ``status``, ``n_tasks``/``tasks`` (an
+errored sample lists its tasks as failed), ``json_failures``, ``cost_usd``, ``usage``, ``attempt``,
+``shard``, ``wall_seconds`` and ``seconds`` (``{solve, grade}``).
 
 A ``CostLimitReached`` inside a sample marks it ``interrupted`` (its partial records are removed;
 the ledger is kept), no further sample starts, and the summary says ``stopped: cost_limit``; a
@@ -47,6 +49,7 @@ from benchmarks import records
 from benchmarks.records import Family, RunDir, Status
 from benchmarks.harness import ConfigError, DataError, embedder_settings, retriever_spec, with_retriever_identity
 from benchmarks.runs import provenance, run_pool
+from benchmarks.roles import ROLE_OPTIONS
 from benchmarks.task import Benchmark, RunEnv
 
 log = logging.getLogger(__name__)
@@ -123,7 +126,7 @@ def check_eval_models(cfg: Any, bench: Benchmark) -> None:
     """Reproduction experiments refuse a local user / judge model unless allow_local_eval_models=true."""
     if not cfg.run.get("reproduction") or cfg.get("allow_local_eval_models"):
         return
-    for option in ("user_backbone", "judge_backbone"):
+    for option in (ROLE_OPTIONS["user"], ROLE_OPTIONS["judge"]):
         if option in bench.uses(cfg) and is_local_backbone(cfg[option]):
             raise ConfigError(f"{option}={cfg[option].name} is a local model, but this reproduction needs the "
                               f"paper's evaluation model; choose an API backbone@{option} or pass "
@@ -168,9 +171,6 @@ def _estimate(cfg: Any, bench: Benchmark, samples: Sequence[Any]) -> dict[str, A
     est = estimate_run(cfg, bench, samples)
     print(format_estimate(est))
     return est
-
-
-ROLE_OPTIONS = {"backbone": "backbone", "user": "user_backbone", "judge": "judge_backbone"}
 
 
 def _preflight(cfg: Any, bench: Benchmark, todo: Sequence[Any]) -> None:
@@ -296,7 +296,7 @@ def _run_config(cfg: Any) -> dict[str, Any]:
                  run_path=run_dir.path, progress=bool(cfg.benchmark.get("progress", True)))
     stop = threading.Event()
     if todo:
-        bench.setup(env, todo)
+        env.shared = bench.setup(env, todo)
         workers = max(1, int(cfg.run.get("workers", 1) or 1))
         cap = bench.max_workers(cfg)
         if cap:
@@ -329,7 +329,8 @@ def _run_dir(cfg: Any) -> RunDir:
 def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *,
             stop: threading.Event | None = None, shard: tuple[int, int] | None = None,
             method: Any = None) -> dict[str, Any] | None:
-    """One sample through ``bench.run_sample`` with the loop's rules; returns the written result.
+    """One sample through ``bench.solve`` then ``bench.grade`` with the loop's rules (ledger scope,
+    attempt id, timing, ``memory.json``, error records); returns the written result.
 
     Returns None (nothing written) when the run was stopped before this sample started.
     """
@@ -340,18 +341,21 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *,
     sid = bench.sample_id(sample)
     earlier = _recorded_spend(run_dir.sample(sid))  # spent by errored / interrupted attempts being redone
     out = run_dir.reset_sample(sid)
-    attempt = uuid.uuid4().hex[:12]
-    t0 = time.perf_counter()
-    recorder = records.SampleRecorder(out)
-    senv = replace(env, out_dir=out, sample_id=sid, attempt=attempt, recorder=recorder)
+    senv = env.for_sample(sid, out, uuid.uuid4().hex[:12])
     method = method if method is not None else harness.build_method(cfg=env.cfg)
-    with env.ledger.tags(sample=sid, attempt=attempt):
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with env.ledger.tags(sample=sid, attempt=senv.attempt):
         try:
-            result = dict(bench.run_sample(sample, method, senv))
-            recorder.memory(method)
+            solved = bench.solve(sample, method, senv)
+            seconds["solve"] = round(time.perf_counter() - t0, 3)
+            t_grade = time.perf_counter()
+            result = dict(bench.grade(sample, solved, senv))
+            seconds["grade"] = round(time.perf_counter() - t_grade, 3)
+            senv.recorder.memory(method)
             status = str(result.get("status") or Status.OK.value)
             if status not in bench.statuses | {Status.OK.value}:
-                raise RuntimeError(f"{type(bench).__name__}.run_sample returned undeclared status {status!r}")
+                raise RuntimeError(f"{type(bench).__name__}.grade returned undeclared status {status!r}")
             result["status"] = status
         except CostLimitReached as exc:
             if stop is not None:
@@ -365,7 +369,7 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *,
                       "error": f"{type(exc).__name__}: {exc}"}
         except Exception as exc:  # noqa: BLE001 - recorded; retried on resume
             records.atomic_write_text(out / records.ERROR, traceback.format_exc())
-            recorder.memory(method)
+            senv.recorder.memory(method)
             log.warning("%s: sample %s failed: %s: %s", bench.family or type(bench).__name__, sid, type(exc).__name__, exc)
             result = {**bench.error_result(sample), "status": Status.ERROR.value, "errored": True,
                       "error": f"{type(exc).__name__}: {exc}"}
@@ -375,9 +379,9 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *,
     result.setdefault("error", None)
     result.setdefault("n_tasks", len(result.get("tasks") or []))
     result.setdefault("tasks", [])
-    result.setdefault("wall_seconds", round(time.perf_counter() - t0, 3))
-    result.update({"json_failures": sum(1 for e in events if e.get("json_ok") is False), "cost_usd": cost,
-                   "usage": usage, "attempt": attempt, "shard": shard_label(shard)})
+    result.update({"wall_seconds": round(time.perf_counter() - t0, 3), "seconds": seconds,
+                   "json_failures": sum(1 for e in events if e.get("json_ok") is False), "cost_usd": cost,
+                   "usage": usage, "attempt": senv.attempt, "shard": shard_label(shard)})
     if earlier:
         result["earlier_attempts_cost_usd"] = round(earlier, 10)
     run_dir.write_result(sid, result)
@@ -391,9 +395,7 @@ def write_manifest(run_dir: RunDir, cfg: Any, bench: Benchmark, samples: Sequenc
     from omegaconf import OmegaConf
 
     models = bench.models(cfg, samples)
-    labels = {"backbone": cfg.backbone.get("label"),
-              "user": cfg.user_backbone.get("label") if models.get("user") else None,
-              "judge": cfg.judge_backbone.get("label") if models.get("judge") else None}
+    labels = {role: cfg[option].get("label") if models.get(role) else None for role, option in ROLE_OPTIONS.items()}
     target = cfg.benchmark.get("_target_")
     manifest = {
         "benchmark": str(cfg.benchmark.name), "family": bench.family, "benchmark_target": target,
@@ -446,7 +448,7 @@ def _backbone_settings(cfg: Any, models: Mapping[str, Any]) -> dict[str, Any]:
     from reconmem.platform.llm import BackboneSpec
 
     out = {}
-    for role, key in (("backbone", "backbone"), ("user", "user_backbone"), ("judge", "judge_backbone")):
+    for role, key in ROLE_OPTIONS.items():
         node = cfg.get(key)
         if node is not None and models.get(role):
             out[role] = BackboneSpec.from_config(node).settings_record()
@@ -461,7 +463,7 @@ def _local_runtimes(cfg: Any, models: Mapping[str, Any]) -> dict[str, Any]:
     from reconmem.platform.local_model import runtime_settings
 
     out = {}
-    for role, key in (("backbone", "backbone"), ("user", "user_backbone"), ("judge", "judge_backbone")):
+    for role, key in ROLE_OPTIONS.items():
         node = cfg.get(key)
         local = node.get("local") if node is not None and models.get(role) else None
         if local is not None:

@@ -1,29 +1,45 @@
 """The benchmark interface: what a benchmark supplies to the one run loop (:mod:`benchmarks.runloop`).
 
-In the spirit of inspect_ai's ``Task`` and lm-eval-harness's task registry, a benchmark is a class
-named from its config by ``_target_`` (``conf/benchmark/<name>.yaml``) that supplies
+As inspect_ai's solver / scorer and SWE-bench's execute / grade, a benchmark is a class named from
+its config by ``_target_`` (``conf/benchmark/<name>.yaml``) that supplies
 
-* :meth:`Benchmark.load` — the samples (each with an id, :meth:`Benchmark.sample_id`);
-* :meth:`Benchmark.run_sample` — one sample end to end with a fresh method, writing its own records
-  (conversation, contexts, ...) into ``env.out_dir`` and returning the ``result.json`` payload;
-* :meth:`Benchmark.score` — the run's metrics over the finished records of the selected samples.
+* :meth:`Benchmark.load` - the samples (each with an id, :meth:`Benchmark.sample_id`);
+* :meth:`Benchmark.setup` - what every sample shares (clients, settings), returned as the
+  benchmark's own typed object and handed back as ``env.shared``;
+* :meth:`Benchmark.solve` - one sample's conversation with a fresh method, its rows reported through
+  ``env.recorder`` as they happen; returns the benchmark's typed solved state;
+* :meth:`Benchmark.grade` - the solved state judged (tests, a judge model): the ``result.json``
+  payload with the sample's task outcomes;
+* :meth:`Benchmark.score` - the run's metrics over the finished records of the selected samples.
 
-Everything else — id/limit selection, sharding, resume/retry, workers, progress, error records,
-ledger slicing, cost and JSON-failure accounting, manifest and summary — is the run loop's.
+Everything else - id/limit selection, sharding, resume/retry, workers, progress, the ledger scope
+and attempt id, timing, error records, ``memory.json``, cost and JSON-failure accounting, manifest
+and summary - is the run loop's. A benchmark's options are a dataclass read by :func:`read_settings`
+(the yaml mirrors it; an unknown key is a one-line error naming ``benchmark.<key>``).
 """
 
 from __future__ import annotations
 
 import abc
+import dataclasses
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
+from benchmarks.roles import OPTIONS, ROLE_OPTIONS
 from reconmem.platform.context import ContextManager
 
-ROLES = ("backbone", "user_backbone", "judge_backbone")
+SampleT = TypeVar("SampleT")
+SharedT = TypeVar("SharedT")
+SolvedT = TypeVar("SolvedT")
+SettingsT = TypeVar("SettingsT")
+
+#: options of ``conf/benchmark/<name>.yaml`` read by the loop and this base class; every other key
+#: is a field of the benchmark's settings dataclass (:func:`read_settings`)
+LOOP_OPTIONS = frozenset({"name", "_target_", "uses_backbones", "max_workers", "progress", "repo_adaptation_k"})
 
 
 def method_facing_id(sample_id: str) -> str:
@@ -36,23 +52,31 @@ def method_facing_id(sample_id: str) -> str:
 
 
 @dataclass
-class RunEnv:
-    """What the loop hands a benchmark: the config, the run's shared ledger and per-sample paths.
+class RunEnv(Generic[SharedT]):
+    """What the loop hands a benchmark: the config, the run's shared ledger, the shared state.
 
-    ``shared`` holds what :meth:`Benchmark.setup` built once per run (LLM clients, executors ...).
-    ``out_dir`` / ``sample_id`` / ``attempt`` / ``recorder`` are set for the sample being run: the
-    benchmark writes its rows through ``recorder`` as they happen (``benchmarks.records.SampleRecorder``).
+    ``shared`` is what :meth:`Benchmark.setup` returned (the benchmark's own typed object).
+    ``out_dir`` / ``sample_id`` / ``attempt`` / ``recorder`` are set for the sample being run
+    (:meth:`for_sample`): the benchmark writes its rows through ``recorder`` as they happen
+    (``benchmarks.records.SampleRecorder``).
     """
 
     cfg: Any
     ledger: Any
     run_path: Path
     progress: bool = True
-    shared: dict[str, Any] = field(default_factory=dict)
+    shared: SharedT | None = None
     out_dir: Path | None = None
     sample_id: str | None = None
     attempt: str | None = None
     recorder: Any = None
+
+    def for_sample(self, sample_id: str, out_dir: Path, attempt: str) -> "RunEnv[SharedT]":
+        """This environment for one sample attempt, with a recorder on ``out_dir``."""
+        from benchmarks.records import SampleRecorder
+
+        return replace(self, out_dir=Path(out_dir), sample_id=sample_id, attempt=attempt,
+                       recorder=SampleRecorder(out_dir))
 
     def sample_events(self) -> list[dict[str, Any]]:
         """This sample attempt's ledger events (every field kept): the one slicing rule."""
@@ -61,17 +85,17 @@ class RunEnv:
         return attempt_events([self.ledger], self.attempt) if self.attempt else []
 
 
-class Benchmark(abc.ABC):
+class Benchmark(abc.ABC, Generic[SampleT, SharedT, SolvedT]):
     """Base class of a benchmark; subclasses set ``family`` and the statuses they may return."""
 
     #: how its records are read (a ``benchmarks.records.Family`` value: ``locoeval`` | ``cab``)
     family: ClassVar[str] = ""
-    #: ``benchmarks.records.Status`` values run_sample may return besides ok (the loop adds error /
+    #: ``benchmarks.records.Status`` values grade may return besides ok (the loop adds error /
     #: interrupted itself); whether one is final, scored or excluded is the status's own meaning
     statuses: ClassVar[frozenset[str]] = frozenset()
-    #: privileged inputs run_sample can hand a bracket method (reconmem/platform/brackets.py)
+    #: privileged inputs solve can hand a bracket method (reconmem/platform/brackets.py)
     privileged_inputs: ClassVar[frozenset[str]] = frozenset()
-    #: run_sample can skip generating preparation replies for a method that reads no earlier turn
+    #: solve can skip generating preparation replies for a method that reads no earlier turn
     can_skip_prep_replies: ClassVar[bool] = False
     #: judged by running code in ``cfg.executor`` (the manifest then records the executor)
     uses_executor: ClassVar[bool] = False
@@ -80,22 +104,21 @@ class Benchmark(abc.ABC):
         self.cfg = cfg
 
     # ---- identity and selection
-    def sample_id(self, sample: Any) -> str:
-        return str(sample.id)
+    def sample_id(self, sample: SampleT) -> str:
+        return str(sample.id)  # type: ignore[attr-defined]
 
     def uses(self, cfg: Any) -> tuple[str, ...]:
-        """The backbone roles this benchmark calls (``benchmark.uses_backbones``; default all three)."""
+        """The backbone options this benchmark calls (``benchmark.uses_backbones``; default all three)."""
         uses = cfg.benchmark.get("uses_backbones")
-        return ROLES if uses is None else tuple(str(u) for u in uses)
+        return OPTIONS if uses is None else tuple(str(u) for u in uses)
 
-    def models(self, cfg: Any, samples: Sequence[Any]) -> dict[str, str | None]:
+    def models(self, cfg: Any, samples: Sequence[SampleT]) -> dict[str, str | None]:
         """Model ids the run calls per role (``None`` for a role this run does not use)."""
         uses = self.uses(cfg)
-        return {"backbone": str(cfg.backbone.model),
-                "user": str(cfg.user_backbone.model) if "user_backbone" in uses else None,
-                "judge": str(cfg.judge_backbone.model) if "judge_backbone" in uses else None}
+        return {role: str(cfg[option].model) if role == "backbone" or option in uses else None
+                for role, option in ROLE_OPTIONS.items()}
 
-    def select(self, samples: Sequence[Any], *, ids: Sequence[str] | None, limit: int | None) -> list[Any]:
+    def select(self, samples: Sequence[SampleT], *, ids: Sequence[str] | None, limit: int | None) -> list[SampleT]:
         """Apply ``run.ids`` (file order kept; unknown ids are an error naming them) then ``run.limit``."""
         from benchmarks.harness import ConfigError
 
@@ -113,17 +136,20 @@ class Benchmark(abc.ABC):
             chosen = chosen[: int(limit)]
         return chosen
 
-    # ---- the three things a benchmark supplies
+    # ---- what a benchmark supplies
     @abc.abstractmethod
-    def load(self, cfg: Any) -> list[Any]:
+    def load(self, cfg: Any) -> list[SampleT]:
         """Every sample of the configured data (selection is the loop's)."""
 
     @abc.abstractmethod
-    def run_sample(self, sample: Any, method: ContextManager, env: RunEnv) -> dict[str, Any]:
-        """Run one sample, write its records into ``env.out_dir`` and return the result payload.
+    def solve(self, sample: SampleT, method: ContextManager, env: RunEnv[SharedT]) -> SolvedT:
+        """Run the sample's conversation with ``method``, its rows reported through ``env.recorder``
+        as they happen; return what :meth:`grade` needs. Raise on failure (the loop records ``error``)."""
 
-        Raise on failure: the loop writes ``error.txt`` and an ``error`` result from :meth:`error_result`.
-        """
+    @abc.abstractmethod
+    def grade(self, sample: SampleT, solved: SolvedT, env: RunEnv[SharedT]) -> dict[str, Any]:
+        """Judge ``solved``: the ``result.json`` payload (``status`` when not ok, ``tasks`` with their
+        outcomes, the benchmark's own fields). Raise on failure (the loop records ``error``)."""
 
     @abc.abstractmethod
     def score(self, run_path: Path, sample_ids: Sequence[str]) -> dict[str, Any]:
@@ -134,16 +160,51 @@ class Benchmark(abc.ABC):
         """Data files whose checksums go into the manifest."""
         return {}
 
-    def check_data(self, cfg: Any, samples: Sequence[Any]) -> None:
+    def check_data(self, cfg: Any, samples: Sequence[SampleT]) -> None:
         """Validate auxiliary data files before the first sample (raise DataError naming file:line)."""
 
-    def setup(self, env: RunEnv, samples: Sequence[Any]) -> None:
-        """Build what every sample shares (clients, executors) into ``env.shared``; only called with work to do."""
+    def setup(self, env: RunEnv[SharedT], samples: Sequence[SampleT]) -> SharedT | None:
+        """What every sample shares (clients, executors, settings); the loop stores it as
+        ``env.shared``. Only called with work to do."""
+        return None
 
-    def error_result(self, sample: Any) -> dict[str, Any]:
+    def error_result(self, sample: SampleT) -> dict[str, Any]:
         """Fields of the result of a sample that did not finish: every task listed with passed=false."""
         return {"n_tasks": 0, "tasks": []}
 
     def max_workers(self, cfg: Any) -> int | None:
         cap = cfg.benchmark.get("max_workers")
         return int(cap) if cap else None
+
+
+def read_settings(cls: type[SettingsT], node: Any, *, prefix: str = "benchmark") -> SettingsT:
+    """The dataclass ``cls`` from a benchmark's config node: every key but :data:`LOOP_OPTIONS` is one
+    of its fields (nested dataclasses too), values checked and converted by pydantic. An unknown key
+    or a bad value is a one-line ConfigError naming ``<prefix>.<key>``."""
+    from omegaconf import OmegaConf
+    from pydantic import TypeAdapter, ValidationError
+
+    from benchmarks.harness import ConfigError
+
+    data = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else dict(node or {})
+    data = {k: v for k, v in data.items() if k not in LOOP_OPTIONS}
+    _check_keys(cls, data, prefix)
+    try:
+        return TypeAdapter(cls).validate_python(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in (prefix, *err["loc"]))
+        raise ConfigError(f"{where}: {err['msg']} (got {err.get('input')!r})") from None
+
+
+def _check_keys(cls: type, data: Mapping[str, Any], prefix: str) -> None:
+    from benchmarks.harness import ConfigError
+
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    for key, value in data.items():
+        if key not in names:
+            raise ConfigError(f"{prefix}.{key}: unknown option of {cls.__name__} (known: {', '.join(sorted(names))})")
+        kind = hints.get(key)
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind) and isinstance(value, Mapping):
+            _check_keys(kind, value, f"{prefix}.{key}")

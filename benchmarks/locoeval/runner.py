@@ -5,7 +5,8 @@ Protocol (ReConMem §3.5, LoCoEval): for each sample
 1. the repository index is built over a copy of the snapshot with the sample's target functions
    blanked (see :mod:`benchmarks.locoeval.repo` for why) and cached;
 2. ``cm.start(Session(...))`` with the benchmark's response-generation prompt and the backbone's
-   context window (the baselines' unified repository adaptation is a method setting);
+   context window (the baselines' unified repository adaptation is ``benchmark.repo_adaptation_k``,
+   handed to them through their config);
 3. preparation dialogue, every outline step in order: the mock user writes the query (scripted
    steps verbatim), ``cm.respond(query, purpose="turn_generation")``, then
    ``cm.observe(Turn(index, user, assistant))`` — no outline label reaches the method;
@@ -17,10 +18,13 @@ Protocol (ReConMem §3.5, LoCoEval): for each sample
 5. the reply's code is judged by the DevEval Pass@1 layer on the pristine snapshot.
 
 :class:`LoCoEval` is the benchmark on the one run loop (:mod:`benchmarks.runloop`: selection,
-resume, workers, ledger, manifest, summary); :func:`run_sample` is the pure per-sample function.
+resume, workers, ledger scope, timing, manifest, summary): :meth:`LoCoEval.solve` is steps 2-4
+(returning the task replies, :class:`LoCoEvalSolved`), :meth:`LoCoEval.grade` step 5. What every
+sample shares is :class:`LoCoEvalShared` (clients, settings, the judge), the options
+:class:`LoCoEvalSettings` (``conf/benchmark/locoeval.yaml`` mirrors it).
 Records (``results/<benchmark>/<backbone>/<method>/<run_id>/samples/<id>/``) are appended turn
 by turn; the loop writes ``ledger.jsonl`` and, last, ``result.json``. Every LLM call is tagged in
-the ledger with ``sample``, ``attempt``, ``turn``, ``phase`` (prep|task) and ``role``
+the ledger with ``sample``, ``attempt`` (the loop's), ``turn``, ``phase`` (prep|task) and ``role``
 (user|assistant|memory).
 
 Bracket runs (``method.skip_prep_replies``, a method that reads no earlier turn) skip step 3's
@@ -33,13 +37,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.records import ASSISTANT, TESTS, USER, RunDir, SampleRecorder
-from benchmarks.task import Benchmark, RunEnv, method_facing_id
+from benchmarks.records import ASSISTANT, TESTS, USER, RunDir
+from benchmarks.task import Benchmark, RunEnv, method_facing_id, read_settings
 
 from benchmarks.locoeval.loader import load_samples
 from benchmarks.locoeval.mock_user import MockUser
@@ -49,8 +53,8 @@ from benchmarks.locoeval.schema import Requirement, Sample
 from reconmem.platform.brackets import TASK_ORACLE, Statement, TaskOracle
 from reconmem.platform.context import ContextManager, Session, Turn
 
-# Evaluator: (requirement, reply_text) -> {"outcome", "passed", "log", "seconds", "completion"}
-Evaluator = Callable[[Requirement, str], dict[str, Any]]
+# Evaluator: (sample, requirement, reply_text) -> {"outcome", "passed", "log", "seconds", "completion"}
+Evaluator = Callable[[Sample, Requirement, str], Mapping[str, Any]]
 # What the mock user is shown as the previous reply when a bracket run skips the replies.
 SKIPPED_REPLY = "(the assistant's reply is not shown)"
 
@@ -164,118 +168,85 @@ def _snapshot_name(sample: Sample) -> str:
     return snapshot_root(sample.repo_spec).name
 
 
-def run_sample(sample: Sample, *, cm: ContextManager, llm: Any, embedder: Any, evaluate: Evaluator,
-               out_dir: str | Path, user: MockUser | None = None, repo_index: Any = None,
-               system_prompt: str | None = None, repo_context_k: int = 0,
-               turn_max_tokens: int | None = None, task_max_tokens: int | None = None,
-               context_window: int | None = None, purpose_max_tokens: Mapping[str, int] | None = None,
-               progress: bool = True, repo_name: str | None = None, privileged_inputs: Sequence[str] = (),
-               skip_prep_replies: bool = False, retriever: Any = "dense",
-               recorder: SampleRecorder | None = None) -> dict[str, Any]:
-    """Run one sample end to end, its conversation / context / test rows written as they happen
-    through ``recorder`` (default: a recorder on ``out_dir``).
+@dataclass(frozen=True)
+class LoCoEvalSettings:
+    """LoCoEval's options: ``conf/benchmark/locoeval.yaml`` mirrors these fields (read by
+    :func:`benchmarks.task.read_settings`)."""
 
-    Raises on any failure (the run loop records ``status: error``). ``result.json``, ``ledger.jsonl``
-    and ``memory.json`` are the run loop's (result last).
+    samples: str  # JSONL/JSON path, dir, package:<pkg>/<path>, or hf:<dataset>[:split]
+    hide_task_tests: bool = True  # the indexed copy lacks the test files that judge the tasks
+    turn_max_tokens: int | None = 1024  # preparation-turn responses (purpose turn_generation)
+    task_max_tokens: int | None = 1024  # function-generation responses (purpose task_generation)
+    user_max_tokens: int = 200  # mock-user queries (purpose mock_user)
+    response_prompt: str = "response_system"  # template in benchmarks/locoeval/prompts/
+    deveval_data: str | None = None  # DevEval data.jsonl (None: $RECONMEM_DEVEVAL_DATA or the fetched copy)
+    sources_manifest: str | None = None  # None: the copy shipped in benchmarks/deveval/data/
+    evaluator: str | None = None  # a function with evaluate_completion's signature (tests); None: DevEval Pass@1
+    purpose_max_tokens: dict[str, int | None] = field(default_factory=dict)  # defaults for other purposes
 
-    What the method sees: the Session (the response prompt, the repository index, the window),
-    every user query and, through ``cm.observe``, ``Turn(index, user, assistant)`` — no outline
-    label (kind, requirement id, topic) and no subset; those stay in ``conversation.jsonl``.
-    ``privileged_inputs`` (``task_oracle``): the bracket channel, for a method that declared it.
-    ``skip_prep_replies``: no preparation reply is generated or observed (bracket methods only).
-    """
-    from reconmem.platform.brackets import reads_history
 
-    if skip_prep_replies and reads_history(cm):
-        raise ValueError(f"{type(cm).__name__} reads earlier turns: its preparation replies cannot be skipped")
-    rec = recorder or SampleRecorder(out_dir)
-    started = time.perf_counter()
-    ledger = llm.ledger
-    user = user or MockUser(None)
-    budgeted = BudgetedLLM(llm, {**dict(purpose_max_tokens or {}), "turn_generation": turn_max_tokens,
-                                 "task_generation": task_max_tokens})
-    session = Session(
-        sample_id=method_facing_id(sample.id), llm=budgeted, embedder=embedder, repo=repo_index,
-        system_prompt=system_prompt or load_prompt("response_system"),
-        context_window=int(context_window or llm.context_window), repo_context_k=int(repo_context_k),
-        meta={"benchmark": "locoeval", "project": sample.project_path},
-        repo_name=repo_name or Path(sample.project_path).name or None, retriever=retriever,
-    )
-    n_turns, n_tasks = len(sample.outline), len(sample.tasks)
-    bar = None
-    if progress:
-        from tqdm import tqdm
+class PassAt1:
+    """The run's judge of a task reply, ``(sample, requirement, reply) -> verdict``: DevEval Pass@1 on
+    the pristine snapshot, or ``benchmark.evaluator`` (a dotted function with evaluate_completion's
+    signature; tests). The executor (``cfg.executor``) is built on first use."""
 
-        bar = tqdm(total=n_turns + n_tasks, desc=f"  {sample.id}", unit="turn", leave=False, dynamic_ncols=True)
-    tests: list[dict[str, Any]] = []
-    try:
-        with ledger.tags(sample=sample.id):
-            cm.start(session)
-            previous: str | None = None
-            said: dict[int, str] = {}
-            for step in sample.outline:
-                with ledger.tags(turn=step.turn, phase="prep"):
-                    with ledger.tags(role="user"):
-                        query = user.query_for(sample, step, previous)
-                    said[step.turn] = query
-                    labels = {"phase": "prep", "kind": step.kind, **({"req_id": step.req_id} if step.req_id else {})}
-                    rec.message(step.turn, USER, query, **labels)
-                    if skip_prep_replies:
-                        rec.message(step.turn, ASSISTANT, "", **labels, skipped=True)
-                        previous = SKIPPED_REPLY
-                        if bar:
-                            bar.update(1)
-                        continue
-                    with ledger.tags(role="assistant"):
-                        reply = cm.respond(query, purpose="turn_generation")
-                    rec.message(step.turn, ASSISTANT, reply.text, **labels)
-                    rec.context(step.turn, reply.context.to_dict(), phase="prep",
-                                **({"req_id": step.req_id} if step.req_id else {}))
-                    with ledger.tags(role="memory"):
-                        cm.observe(Turn(index=step.turn, user=query, assistant=reply.text))
-                previous = reply.text
-                if bar:
-                    bar.update(1)
-            before = memory_fingerprint(cm)
+    def __init__(self, settings: LoCoEvalSettings, executor_cfg: Any = None) -> None:
+        self._custom = bool(settings.evaluator)
+        if settings.evaluator:
+            self._fn = _import(settings.evaluator)
+        else:
+            from benchmarks.deveval.evaluate import evaluate_completion
 
-            for k, task in enumerate(sample.tasks, 1):
-                req = sample.requirement(task.req_id)
-                turn_no = n_turns + k
-                query = task_query(sample, req, task.query)
-                oracle = task_oracle(sample, req, said) if TASK_ORACLE in privileged_inputs else None
-                with ledger.tags(turn=turn_no, phase="task", req_id=req.req_id, role="assistant"):
-                    if oracle is not None:
-                        with cm.task_oracle(oracle):  # type: ignore[attr-defined]
-                            reply = cm.respond(query, purpose="task_generation", read_only=True)
-                    else:
-                        reply = cm.respond(query, purpose="task_generation", read_only=True)
-                after = memory_fingerprint(cm)
-                if after != before:
-                    raise ReadOnlyViolation(f"sample {sample.id!r}: {type(cm).__name__} changed its memory while "
-                                            f"answering read-only task {req.req_id} ({req.namespace})")
-                labels = {"phase": "task", "kind": task.kind, "req_id": req.req_id}
-                rec.message(turn_no, USER, query, **labels)
-                rec.message(turn_no, ASSISTANT, reply.text, **labels,
-                            **({"oracle_turns": oracle.turns} if oracle is not None else {}))
-                rec.context(turn_no, reply.context.to_dict(), phase="task", req_id=req.req_id)
-                verdict = dict(evaluate(req, reply.text))
-                tests.append({"req_id": req.req_id, "namespace": req.namespace,
-                              "outcome": verdict.get("outcome"), "passed": bool(verdict.get("passed")),
-                              "log": verdict.get("log", ""), "seconds": verdict.get("seconds"),
-                              "completion": verdict.get("completion")})
-                rec.document(TESTS, tests)
-                if bar:
-                    bar.update(1)
-    finally:
-        if bar:
-            bar.close()
-    return {
-        **_sample_fields(sample), "status": "ok", "error": None,
-        "prep_replies": "skipped" if skip_prep_replies else "generated",
-        "wall_seconds": round(time.perf_counter() - started, 3),
-        "tasks": [{"req_id": t["req_id"], "namespace": t["namespace"], "outcome": t["outcome"], "passed": t["passed"]}
-                  for t in tests],
-    }
+            self._fn = evaluate_completion
+        self._manifest = settings.sources_manifest
+        self._extra: dict[str, Any] = {}
+        if not self._custom and settings.deveval_data:
+            from benchmarks.harness import resolve_data_path
+
+            self._extra["data_path"] = resolve_data_path(settings.deveval_data)
+        self._executor_cfg = executor_cfg
+        self._executor: Any = None
+        self._built = False
+        self._lock = threading.Lock()
+
+    def __call__(self, sample: Sample, req: Requirement, reply_text: str) -> dict[str, Any]:
+        with self._lock:
+            if not self._built:
+                self._executor = None if self._custom else _build_executor(self._executor_cfg)
+                self._built = True
+        return self._fn(req.namespace, reply_text, repo_spec=sample.repo_spec, executor=self._executor,
+                        manifest=self._manifest, **self._extra)
+
+
+@dataclass
+class LoCoEvalShared:
+    """What every sample of a LoCoEval run shares (:meth:`LoCoEval.setup`)."""
+
+    settings: LoCoEvalSettings
+    llm: Any  # the backbone's client
+    embedder: Any
+    evaluate: Evaluator
+    indexes: Callable[[Sample], Any]  # sample -> the RepositoryIndex of its blanked snapshot (or None)
+    user_llm: Any = None  # the mock user's client (None: every turn is scripted)
+    retriever: Any = "dense"
+    privileged_inputs: frozenset[str] = frozenset()  # declared by the method (bracket methods only)
+    skip_prep_replies: bool = False
+
+
+@dataclass(frozen=True)
+class TaskReply:
+    """The method's reply to one function-generation task."""
+
+    req_id: str
+    text: str
+
+
+@dataclass
+class LoCoEvalSolved:
+    """A solved sample: the task replies in task order, and whether the preparation replies were generated."""
+
+    replies: list[TaskReply]
+    prep_replies: str  # generated | skipped
 
 
 def _sample_fields(sample: Sample) -> dict[str, Any]:
@@ -297,39 +268,13 @@ def _import_colon(path: str) -> Any:
     return getattr(importlib.import_module(mod), attr)
 
 
-def build_evaluator(cfg: Any, sample: Sample, executor_box: dict[str, Any]) -> Evaluator:
-    """``(req, reply) -> verdict`` for one sample: the DevEval Pass@1 layer, or ``benchmark.evaluator``
-    (a dotted function with evaluate_completion's signature; used by tests)."""
-    custom = cfg.benchmark.get("evaluator")
-    if custom:
-        fn = _import(str(custom))
-    else:
-        from benchmarks.deveval.evaluate import evaluate_completion as fn
-    manifest = cfg.benchmark.get("sources_manifest")
-    extra: dict[str, Any] = {}
-    if not custom and cfg.benchmark.get("deveval_data"):
-        from benchmarks.harness import resolve_data_path
-
-        extra["data_path"] = resolve_data_path(str(cfg.benchmark.deveval_data))
-
-    def evaluate(req: Requirement, reply_text: str) -> dict[str, Any]:
-        if "executor" not in executor_box:
-            with _INDEX_LOCK:
-                if "executor" not in executor_box:
-                    executor_box["executor"] = None if custom else _build_executor(cfg)
-        return fn(req.namespace, reply_text, repo_spec=sample.repo_spec, executor=executor_box["executor"],
-                  manifest=manifest, **extra)
-
-    return evaluate
-
-
 def _build_executor(cfg: Any) -> Any:
     from benchmarks.sandbox import build_executor
 
-    return build_executor(cfg.executor)
+    return build_executor(cfg)
 
 
-class LoCoEval(Benchmark):
+class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
     """LoCoEval (and the LoCoEval-format ``demo``) on the run loop (``benchmark._target_``)."""
 
     family = "locoeval"
@@ -337,37 +282,46 @@ class LoCoEval(Benchmark):
     can_skip_prep_replies = True
     uses_executor = True
 
+    def __init__(self, cfg: Any = None, **kw: Any) -> None:
+        super().__init__(cfg, **kw)
+        self.settings = read_settings(LoCoEvalSettings, cfg.benchmark) if cfg is not None else None
+
+    def _settings(self, cfg: Any) -> LoCoEvalSettings:
+        return self.settings if self.settings is not None and cfg is self.cfg else read_settings(LoCoEvalSettings, cfg.benchmark)
+
     def load(self, cfg: Any) -> list[Sample]:
-        return load_samples(str(cfg.benchmark.samples))
+        return load_samples(self._settings(cfg).samples)
 
     def data_files(self, cfg: Any) -> dict[str, Path]:
         from benchmarks.harness import resolve_data_path
 
-        src = str(cfg.benchmark.samples)
-        files = {} if src.startswith("hf:") else {"samples": resolve_data_path(src)}
+        settings = self._settings(cfg)
+        files = {} if settings.samples.startswith("hf:") else {"samples": resolve_data_path(settings.samples)}
         for key in ("deveval_data", "sources_manifest"):  # what judges the tasks is checksummed too
-            if cfg.benchmark.get(key):
-                files[key] = resolve_data_path(str(cfg.benchmark.get(key)))
+            if getattr(settings, key):
+                files[key] = resolve_data_path(str(getattr(settings, key)))
         return files
 
     def models(self, cfg: Any, samples: Sequence[Sample]) -> dict[str, str | None]:
         """The mock user is called only for unscripted turns; DevEval tests judge (no judge model)."""
-        scripted_only = all(st.scripted for s in samples for st in s.outline)
-        return {"backbone": str(cfg.backbone.model),
-                "user": None if scripted_only else str(cfg.user_backbone.model), "judge": None}
+        models = super().models(cfg, samples)
+        if all(st.scripted for s in samples for st in s.outline):
+            models["user"] = None
+        models["judge"] = None
+        return models
 
     def check_data(self, cfg: Any, samples: Sequence[Sample]) -> None:
         """The DevEval records and the sources manifest every selected task needs, before any call."""
         from benchmarks.harness import DataError, resolve_data_path
 
-        bench = cfg.benchmark
-        if bench.get("evaluator"):
+        settings = self._settings(cfg)
+        if settings.evaluator:
             return
         from benchmarks.deveval.tasks import get_task, load_manifest
 
-        data = resolve_data_path(str(bench.deveval_data)) if bench.get("deveval_data") else None
+        data = resolve_data_path(settings.deveval_data) if settings.deveval_data else None
         try:
-            load_manifest(bench.get("sources_manifest"))
+            load_manifest(settings.sources_manifest)
             for s in samples:
                 for r in s.requirements:
                     get_task(r.namespace, data)
@@ -378,38 +332,137 @@ class LoCoEval(Benchmark):
             text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
             raise DataError(text.splitlines()[0]) from exc
 
-    def setup(self, env: RunEnv, samples: Sequence[Sample]) -> None:
+    def setup(self, env: RunEnv[LoCoEvalShared], samples: Sequence[Sample]) -> LoCoEvalShared:
+        from functools import partial
+
         from omegaconf import OmegaConf
 
         from benchmarks import harness
+        from benchmarks.runloop import method_inputs
 
         cfg = env.cfg
+        settings = self._settings(cfg)
         llm = harness.build_llm(cfg.backbone, cfg, env.ledger)
         user_llm = None
         if any(not st.scripted for s in samples for st in s.outline):
             same = (OmegaConf.to_container(cfg.user_backbone, resolve=True)
                     == OmegaConf.to_container(cfg.backbone, resolve=True))
             user_llm = llm if same else harness.build_llm(cfg.user_backbone, cfg, env.ledger, option="user_backbone")
-        env.shared.update(llm=llm, user_llm=user_llm, embedder=harness.build_embedder(cfg),
-                          cache_dir=Path(str(cfg.cache.dir)).expanduser(), executor_box={})
-
-    def run_sample(self, sample: Sample, method: ContextManager, env: RunEnv) -> dict[str, Any]:
-        from benchmarks import harness
-        from benchmarks.runloop import method_inputs
-
-        cfg, bench, sh = env.cfg, env.cfg.benchmark, env.shared
         privileged, skip = method_inputs(cfg)
-        return run_sample(
-            sample, cm=method, llm=sh["llm"], embedder=sh["embedder"],
-            evaluate=build_evaluator(cfg, sample, sh["executor_box"]), out_dir=env.out_dir, recorder=env.recorder,
-            user=MockUser(sh["user_llm"], max_tokens=int(bench.get("user_max_tokens", 200) or 200)),
-            repo_index=sample_index(sample, sh["cache_dir"], hide_task_tests=bool(bench.get("hide_task_tests", True))),
-            system_prompt=_system_prompt(bench),
-            turn_max_tokens=bench.get("turn_max_tokens"), task_max_tokens=bench.get("task_max_tokens"),
-            purpose_max_tokens=_plain(bench.get("purpose_max_tokens")), progress=env.progress,
-            repo_name=_snapshot_name(sample), privileged_inputs=tuple(sorted(privileged)), skip_prep_replies=skip,
-            retriever=harness.retriever_spec(cfg),
+        return LoCoEvalShared(
+            settings=settings, llm=llm, user_llm=user_llm, embedder=harness.build_embedder(cfg),
+            evaluate=PassAt1(settings, cfg.get("executor")),
+            indexes=partial(sample_index, cache_dir=Path(str(cfg.cache.dir)).expanduser(),
+                            hide_task_tests=settings.hide_task_tests),
+            retriever=harness.retriever_spec(cfg), privileged_inputs=privileged, skip_prep_replies=skip)
+
+    def solve(self, sample: Sample, method: ContextManager, env: RunEnv[LoCoEvalShared]) -> LoCoEvalSolved:
+        """Steps 2-4: the preparation dialogue, then every function-generation task answered read-only.
+
+        What the method sees: the Session (the response prompt, the repository index, the window),
+        every user query and, through ``method.observe``, ``Turn(index, user, assistant)`` - no outline
+        label (kind, requirement id, topic) and no subset; those stay in ``conversation.jsonl``.
+        ``shared.privileged_inputs`` (``task_oracle``): the bracket channel, for a method that declared
+        it. ``shared.skip_prep_replies``: no preparation reply is generated or observed (bracket methods only).
+        """
+        from reconmem.platform.brackets import reads_history
+
+        sh, rec, ledger = env.shared, env.recorder, env.ledger
+        assert sh is not None, "LoCoEval.solve needs the shared state of LoCoEval.setup"
+        settings = sh.settings
+        skip = sh.skip_prep_replies
+        if skip and reads_history(method):
+            raise ValueError(f"{type(method).__name__} reads earlier turns: its preparation replies cannot be skipped")
+        user = MockUser(sh.user_llm, max_tokens=settings.user_max_tokens)
+        budgets = {**{k: v for k, v in settings.purpose_max_tokens.items() if v},
+                   "turn_generation": settings.turn_max_tokens, "task_generation": settings.task_max_tokens}
+        session = Session(
+            sample_id=method_facing_id(sample.id), llm=BudgetedLLM(sh.llm, budgets), embedder=sh.embedder,
+            repo=sh.indexes(sample), system_prompt=load_prompt(settings.response_prompt),
+            context_window=int(sh.llm.context_window), meta={"benchmark": "locoeval", "project": sample.project_path},
+            repo_name=_snapshot_name(sample), retriever=sh.retriever,
         )
+        n_turns = len(sample.outline)
+        bar = None
+        if env.progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=n_turns + len(sample.tasks), desc=f"  {sample.id}", unit="turn", leave=False,
+                       dynamic_ncols=True)
+        replies: list[TaskReply] = []
+        try:
+            method.start(session)
+            previous: str | None = None
+            said: dict[int, str] = {}
+            for step in sample.outline:
+                with ledger.tags(turn=step.turn, phase="prep"):
+                    with ledger.tags(role="user"):
+                        query = user.query_for(sample, step, previous)
+                    said[step.turn] = query
+                    labels = {"phase": "prep", "kind": step.kind, **({"req_id": step.req_id} if step.req_id else {})}
+                    rec.message(step.turn, USER, query, **labels)
+                    if skip:
+                        rec.message(step.turn, ASSISTANT, "", **labels, skipped=True)
+                        previous = SKIPPED_REPLY
+                        if bar:
+                            bar.update(1)
+                        continue
+                    with ledger.tags(role="assistant"):
+                        reply = method.respond(query, purpose="turn_generation")
+                    rec.message(step.turn, ASSISTANT, reply.text, **labels)
+                    rec.context(step.turn, reply.context.to_dict(), phase="prep",
+                                **({"req_id": step.req_id} if step.req_id else {}))
+                    with ledger.tags(role="memory"):
+                        method.observe(Turn(index=step.turn, user=query, assistant=reply.text))
+                previous = reply.text
+                if bar:
+                    bar.update(1)
+            before = memory_fingerprint(method)
+
+            for k, task in enumerate(sample.tasks, 1):
+                req = sample.requirement(task.req_id)
+                turn_no = n_turns + k
+                query = task_query(sample, req, task.query)
+                oracle = task_oracle(sample, req, said) if TASK_ORACLE in sh.privileged_inputs else None
+                with ledger.tags(turn=turn_no, phase="task", req_id=req.req_id, role="assistant"):
+                    if oracle is not None:
+                        with method.task_oracle(oracle):  # type: ignore[attr-defined]
+                            reply = method.respond(query, purpose="task_generation", read_only=True)
+                    else:
+                        reply = method.respond(query, purpose="task_generation", read_only=True)
+                if memory_fingerprint(method) != before:
+                    raise ReadOnlyViolation(f"sample {sample.id!r}: {type(method).__name__} changed its memory while "
+                                            f"answering read-only task {req.req_id} ({req.namespace})")
+                labels = {"phase": "task", "kind": task.kind, "req_id": req.req_id}
+                rec.message(turn_no, USER, query, **labels)
+                rec.message(turn_no, ASSISTANT, reply.text, **labels,
+                            **({"oracle_turns": oracle.turns} if oracle is not None else {}))
+                rec.context(turn_no, reply.context.to_dict(), phase="task", req_id=req.req_id)
+                replies.append(TaskReply(req.req_id, reply.text))
+                if bar:
+                    bar.update(1)
+        finally:
+            if bar:
+                bar.close()
+        return LoCoEvalSolved(replies=replies, prep_replies="skipped" if skip else "generated")
+
+    def grade(self, sample: Sample, solved: LoCoEvalSolved, env: RunEnv[LoCoEvalShared]) -> dict[str, Any]:
+        """Step 5: every task reply judged (``tests.json`` grows as each verdict exists)."""
+        assert env.shared is not None, "LoCoEval.grade needs the shared state of LoCoEval.setup"
+        tests: list[dict[str, Any]] = []
+        for answer in solved.replies:
+            req = sample.requirement(answer.req_id)
+            verdict = dict(env.shared.evaluate(sample, req, answer.text))
+            tests.append({"req_id": req.req_id, "namespace": req.namespace,
+                          "outcome": verdict.get("outcome"), "passed": bool(verdict.get("passed")),
+                          "log": verdict.get("log", ""), "seconds": verdict.get("seconds"),
+                          "completion": verdict.get("completion")})
+            env.recorder.document(TESTS, tests)
+        return {
+            **_sample_fields(sample), "status": "ok", "error": None, "prep_replies": solved.prep_replies,
+            "tasks": [{"req_id": t["req_id"], "namespace": t["namespace"], "outcome": t["outcome"],
+                       "passed": t["passed"]} for t in tests],
+        }
 
     def error_result(self, sample: Sample) -> dict[str, Any]:
         """An unfinished sample still counts every one of its tasks, as failed."""
@@ -429,17 +482,3 @@ class LoCoEval(Benchmark):
             summary["cr"] = metrics.compression_ratio_between(run_path, full.path, sample_ids=list(sample_ids))
             summary["cr_reference"] = str(full.path)
         return summary
-
-
-def _plain(node: Any) -> dict[str, int]:
-    if not node:
-        return {}
-    from omegaconf import OmegaConf
-
-    data = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else dict(node)
-    return {str(k): int(v) for k, v in data.items() if v}
-
-
-def _system_prompt(bench: Any) -> str:
-    name = bench.get("response_prompt") or "response_system"
-    return load_prompt(str(name))

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchmarks.records.files import RecordError
+from benchmarks.roles import ROLE_OPTIONS
 from benchmarks.records.schema import SCHEMA_VERSION, Family, validate
 from reconmem.memory.budgets import BUDGET_NAMES
 
@@ -75,12 +76,11 @@ def legacy_family(name: Any, bench: Mapping[str, Any], first_result: Mapping[str
 
 def legacy_models(config: Mapping[str, Any], family: str) -> dict[str, str | None]:
     """Model ids per role from a version-1 run's resolved config."""
-    def pick(section: str) -> str | None:
-        model = _section(config, section).get("model")
+    def pick(role: str) -> str | None:
+        model = _section(config, ROLE_OPTIONS[role]).get("model")
         return str(model) if model else None
 
-    return {"backbone": pick("backbone"), "user": pick("user_backbone"),
-            "judge": pick("judge_backbone") if family == Family.CAB.value else None}
+    return {role: pick(role) if role != "judge" or family == Family.CAB.value else None for role in ROLE_OPTIONS}
 
 
 def legacy_method_params(config: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[str, Any]:

@@ -76,6 +76,7 @@ class Result(TypedDict, total=False):
     attempt: str | None
     shard: str | None
     wall_seconds: float | None
+    seconds: dict[str, float] | None  # the loop's timing of the sample's phases: {solve, grade}
 
 
 class LedgerEvent(TypedDict, total=False):

@@ -10,7 +10,7 @@ everything that reads a record:
 * ``excluded`` - the sample is out of the comparison for every method and backbone of the benchmark
   (an issue-level property: CAB ``init_failed``, ``docker_unavailable``).
 
-A benchmark declares which of them its ``run_sample`` may return (``Benchmark.statuses``).
+A benchmark declares which of them its ``grade`` may return (``Benchmark.statuses``).
 """
 
 from __future__ import annotations

@@ -54,3 +54,24 @@ def code_turns(boltons_index) -> Callable[..., list[Turn]]:
         return turns
 
     return build
+
+
+@pytest.fixture
+def run_locoeval_sample(boltons_index, embedder) -> Callable[..., tuple[dict[str, Any], Path]]:
+    """``run_locoeval_sample(sample, cm, llm, run_path, **settings)``: one LoCoEval sample through the run
+    loop's ``run_one`` (``LoCoEval.solve`` then ``grade``) on the boltons index, tasks judged by a stub
+    (these tests are about the method path); returns the result and the sample's record folder."""
+    from benchmarks.locoeval.runner import LoCoEval, LoCoEvalSettings, LoCoEvalShared
+    from benchmarks.records import RunDir
+    from benchmarks.runloop import run_one
+    from benchmarks.task import RunEnv
+
+    def run(sample: Any, cm: Any, llm: Any, run_path: Path, **settings: Any) -> tuple[dict[str, Any], Path]:
+        shared = LoCoEvalShared(settings=LoCoEvalSettings(samples="(tests)", **settings), llm=llm, embedder=embedder,
+                                evaluate=lambda s, req, text: {"outcome": "not_run", "passed": False, "log": "stub"},
+                                indexes=lambda s: boltons_index)
+        env = RunEnv(cfg=None, ledger=llm.ledger, run_path=run_path, progress=False, shared=shared)
+        result = run_one(LoCoEval(), sample, env, RunDir(run_path), method=cm)
+        return result, RunDir(run_path).sample_dir(sample.id)
+
+    return run

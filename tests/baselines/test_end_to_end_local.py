@@ -1,8 +1,8 @@
 """Every baseline through the LoCoEval runner with the real local backbone (slow).
 
 A 10-turn scripted preparation dialogue (the shipped demo sample, first 10 outline steps) and one
-read-only function-generation task, run by ``benchmarks.locoeval.runner.run_sample`` exactly as a
-benchmark run does, with the unified repository adaptation on (k=10). The DevEval test execution is
+read-only function-generation task, run by ``LoCoEval.solve`` / ``grade`` through the loop's
+``run_one`` exactly as a benchmark run does, with the unified repository adaptation on (k=10). The DevEval test execution is
 replaced by a stub evaluator: this test is about the method path and its token ledger.
 """
 
@@ -31,12 +31,11 @@ def local_backbone_cfg():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method", BASELINES)
-def test_baseline_ten_turns_with_local_backbone(method, local_backbone_cfg, boltons_index, embedder, tmp_path):
+def test_baseline_ten_turns_with_local_backbone(method, local_backbone_cfg, run_locoeval_sample, tmp_path):
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
     from benchmarks.locoeval.loader import load_samples
-    from benchmarks.locoeval.runner import run_sample
     from reconmem.platform.downloads import cache_root
     from reconmem.platform.llm import BackboneSpec, LLMClient, UsageLedger
 
@@ -46,12 +45,10 @@ def test_baseline_ten_turns_with_local_backbone(method, local_backbone_cfg, bolt
     llm = LLMClient(BackboneSpec.from_config(local_backbone_cfg), ledger=UsageLedger(),
                     cache_path=cache_root() / "llm_cache.sqlite")
     root = OmegaConf.create({"method": OmegaConf.load(REPO_ROOT / "conf" / "method" / f"{method}.yaml"),
-                             "benchmark": {"name": "locoeval"}, "backbone": local_backbone_cfg})
+                             "benchmark": {"name": "locoeval", "repo_adaptation_k": 10}, "backbone": local_backbone_cfg})
     cm = instantiate(root.method.manager)  # LoCoEval's unified repository adaptation: the method's k=10
 
-    result = run_sample(sample, cm=cm, llm=llm, embedder=embedder, out_dir=tmp_path, repo_index=boltons_index,
-                        evaluate=lambda req, text: {"outcome": "not_run", "passed": False, "log": "stub"},
-                        turn_max_tokens=96, task_max_tokens=160, progress=False)
+    result, _ = run_locoeval_sample(sample, cm, llm, tmp_path, turn_max_tokens=96, task_max_tokens=160)
     assert result["status"] == "ok" and result["n_turns"] == 10
 
     events = llm.ledger.events

@@ -131,24 +131,21 @@ def test_window_guard_drops_oldest_turns(make_session):
     assert ctx.meta["budget_used"] > 1200  # the line shows the untrimmed size, so the agent can tell
 
 
-def test_scripted_agent_through_the_runner(make_session, boltons_index, embedder, tmp_path):
+def test_scripted_agent_through_the_runner(make_session, run_locoeval_sample, tmp_path):
     """The scripted agent (memory_tool_script) chooses compressions during the LoCoEval runner's turns."""
     import json
 
     import memory_tool_script
     from benchmarks.locoeval.loader import load_samples
-    from benchmarks.locoeval.runner import run_sample
 
     sample = next(s for s in load_samples("package:benchmarks.locoeval/demo/samples.jsonl") if s.id == "boltons-time-dict-single")
     sample = dataclasses.replace(sample, outline=sample.outline[:10])
     llm = make_session(memory_tool_script.reply).llm
     cm = MemoryTool()
-    result = run_sample(sample, cm=cm, llm=llm, embedder=embedder, out_dir=tmp_path, repo_index=boltons_index,
-                        evaluate=lambda req, text: {"outcome": "not_run", "passed": False, "log": "stub"},
-                        repo_context_k=0, turn_max_tokens=64, task_max_tokens=64, progress=False)
+    result, out = run_locoeval_sample(sample, cm, llm, tmp_path, turn_max_tokens=64, task_max_tokens=64)
     assert result["status"] == "ok"
     memory = json.loads(json.dumps(cm.state()))  # memory.json: the run loop writes this state
     assert memory["compressions"] and all(c["tokens_after"] < c["tokens_before"] for c in memory["compressions"])
-    rows = [json.loads(line) for line in (tmp_path / "contexts.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (out / "contexts.jsonl").read_text().splitlines()]
     assert any(r["context"]["meta"]["compressions"] for r in rows if r["phase"] == "prep")
     assert {e["purpose"] for e in llm.ledger.events} <= {"turn_generation", "task_generation"}

@@ -1,4 +1,4 @@
-"""Every baseline through the LoCoEval runner (``run_sample``) with scripted replies (ScriptedLLM):
+"""Every baseline through the LoCoEval benchmark (``LoCoEval.solve`` / ``grade`` via the loop's ``run_one``) with scripted replies (ScriptedLLM):
 read-only tasks leave memory untouched, and the ledger keeps response generation (role assistant)
 apart from memory management (role memory)."""
 
@@ -35,16 +35,13 @@ def scripted(messages, purpose):
 
 
 @pytest.mark.parametrize("method", list(FACTORIES))
-def test_baseline_through_run_sample(method, make_session, boltons_index, embedder, tmp_path):
+def test_baseline_through_the_benchmark(method, make_session, run_locoeval_sample, tmp_path):
     from benchmarks.locoeval.loader import load_samples
-    from benchmarks.locoeval.runner import run_sample
 
     sample = next(s for s in load_samples("package:benchmarks.locoeval/demo/samples.jsonl") if s.id == "boltons-time-dict-single")
     sample = dataclasses.replace(sample, outline=sample.outline[:10])
     llm = make_session(scripted).llm
-    result = run_sample(sample, cm=FACTORIES[method](), llm=llm, embedder=embedder, out_dir=tmp_path, repo_index=boltons_index,
-                        evaluate=lambda req, text: {"outcome": "not_run", "passed": False, "log": "stub"},
-                        repo_context_k=0, turn_max_tokens=64, task_max_tokens=64, progress=False)
+    result, _ = run_locoeval_sample(sample, FACTORIES[method](), llm, tmp_path, turn_max_tokens=64, task_max_tokens=64)
     assert result["status"] == "ok" and result["n_turns"] == 10 and len(result["tasks"]) == 2
     roles: dict[str, set[str]] = {}
     for e in llm.ledger.events:

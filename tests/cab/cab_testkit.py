@@ -85,3 +85,24 @@ def scripted_user(messages: list[dict[str, Any]], purpose: str) -> str:
 def scripted_judge(messages: list[dict[str, Any]], purpose: str) -> str:
     SCRIPT_CALLS["judge"] += 1
     return GOOD_JUDGMENT
+
+
+# ---- one issue through the benchmark's solve and grade (what the run loop calls), with scripted clients
+def run_issue(issue: Any, *, out_dir: Path, maintainer_llm: Any, user_llm: Any, judge_llm: Any, manager: Any,
+              settings: Any = None, docker_client_factory: Any = None, repo_root: Path = FIXTURE_REPO) -> dict[str, Any]:
+    """``CodeAssistBench.solve`` then ``grade`` for ``issue`` checked out at ``repo_root`` (a local
+    repository), inside the ledger scope the loop opens; failures raise. Returns the result payload."""
+    from dataclasses import replace
+
+    from benchmarks.cab.runner import CabSettings, CabShared, CodeAssistBench
+    from benchmarks.task import RunEnv
+
+    settings = replace(settings or CabSettings(), local_repos={issue.repo: str(repo_root)})
+    shared = CabShared(settings=settings, maintainer_llm=maintainer_llm, user_llm=user_llm, judge_llm=judge_llm,
+                       cache_dir=Path(out_dir).parent / "checkouts", docker_client_factory=docker_client_factory)
+    ledger = maintainer_llm.ledger
+    env = RunEnv(cfg=None, ledger=ledger, run_path=Path(out_dir).parent, progress=False, shared=shared)
+    env = env.for_sample(issue.task_id, Path(out_dir), attempt="test-attempt")
+    bench = CodeAssistBench()
+    with ledger.tags(sample=issue.task_id, attempt=env.attempt):
+        return bench.grade(issue, bench.solve(issue, manager, env), env)

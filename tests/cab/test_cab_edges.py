@@ -9,13 +9,13 @@ import json
 import pytest
 
 from benchmarks.cab.agents import REPEATED_CALL_NOTE, MaintainerAgent, looks_like_tool_call, maintainer_system_prompt
-from benchmarks.cab.runner import CabSettings, EmptyUserTurn, run_issue
+from benchmarks.cab.runner import CabSettings, EmptyUserTurn
 from benchmarks.cab.tools import RepoTools
 from reconmem.platform.context import Session
 from reconmem.platform.llm import UsageLedger
 from reconmem.platform.testing import ScriptedLLM
 
-from cab_testkit import FIXTURE_REPO, GOOD_JUDGMENT, USER_FULL, SpyManager
+from cab_testkit import FIXTURE_REPO, GOOD_JUDGMENT, USER_FULL, SpyManager, run_issue
 
 HOSTS = ["builtin", "strands"]
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from benchmarks.cab.metrics import issue_tokens, summarize
-from benchmarks.cab.runner import CabSettings, run_issue
+from benchmarks.cab.runner import CabSettings
 from reconmem.platform.llm import UsageLedger
 from reconmem.platform.testing import ScriptedLLM
 
-from cab_testkit import FIXTURE_REPO, GOOD_JUDGMENT, USER_FULL, USER_PARTIAL, SpyManager
+from cab_testkit import FIXTURE_REPO, GOOD_JUDGMENT, USER_FULL, USER_PARTIAL, SpyManager, run_issue
 
 
 def _read_jsonl(p: Path) -> list[dict]:

@@ -83,7 +83,7 @@ def test_crashed_issue_is_an_error_counted_as_incorrect(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("maintainer exploded")
 
-    monkeypatch.setattr(runner, "run_issue", boom)
+    monkeypatch.setattr(runner.CodeAssistBench, "solve", boom)
     summary = runloop.run(_cfg(tmp_path, "run.ids=[cab_fixture_1]"))
     sample = tmp_path / "results" / "cab" / "local" / "full" / "default" / "samples" / "cab_fixture_1"
     result = json.loads((sample / "result.json").read_text())

@@ -122,7 +122,8 @@ def test_make_maintainer_picks_the_host(fixture_issue):
 
 def test_native_strands_issue_through_run_issue(fixture_issue, tmp_path):
     """A scripted-reply CAB issue end to end on the Strands host: tools run, tokens in the ledger."""
-    from benchmarks.cab.runner import CabSettings, run_issue
+    from benchmarks.cab.runner import CabSettings
+    from cab_testkit import run_issue
     from cab_testkit import GOOD_JUDGMENT, USER_FULL, USER_PARTIAL
 
     ledger = UsageLedger()

@@ -21,10 +21,10 @@ CHILD = textwrap.dedent("""
     from pathlib import Path
     sys.path[:0] = [{here!r}, {root!r}]
     from benchmarks.cab.loader import load_issues
-    from benchmarks.cab.runner import CabSettings, run_issue
+    from benchmarks.cab.runner import CabSettings
     from reconmem.platform.llm import UsageLedger
     from reconmem.platform.testing import ScriptedLLM
-    from cab_testkit import FIXTURE_REPO, USER_PARTIAL, SpyManager
+    from cab_testkit import FIXTURE_REPO, USER_PARTIAL, SpyManager, run_issue
 
     issue = load_issues(Path({here!r}) / "fixture_issues.jsonl", task_ids=["cab_fixture_1"])[0]
     ledger = UsageLedger()

@@ -121,7 +121,7 @@ def test_cost_limit_interrupts_then_resume_continues(tmp_path, _toy_path):
 
 
 def _strip(r: dict) -> dict:
-    return {k: v for k, v in r.items() if k not in ("attempt", "shard", "wall_seconds")}
+    return {k: v for k, v in r.items() if k not in ("attempt", "shard", "wall_seconds", "seconds")}
 
 
 def test_shards_partition_and_merge_to_the_unsharded_records(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,21 @@ def reply(messages: Any, purpose: str) -> str:
     return "ok"
 
 
-class ToyBenchmark(Benchmark):
+@dataclass
+class ToyShared:
+    """What the toy's setup builds once per run (a marker that it ran)."""
+
+    built: bool = True
+
+
+@dataclass
+class ToySolved:
+    """The toy's solved state: the status its grade will report."""
+
+    status: str
+
+
+class ToyBenchmark(Benchmark[Any, ToyShared, ToySolved]):
     family = "locoeval"
     statuses = frozenset({"excluded"})
 
@@ -34,12 +49,13 @@ class ToyBenchmark(Benchmark):
             raise ValueError(f"{cfg.benchmark.get('data', 'toy.jsonl')}:3: invalid JSON (toy)")
         return [SimpleNamespace(**dict(i)) for i in items]
 
-    def setup(self, env: Any, samples: Any) -> None:
+    def setup(self, env: Any, samples: Any) -> ToyShared:
         if env.cfg.benchmark.get("explode_on_setup"):
             raise AssertionError("setup must not run")
-        env.shared["setup"] = True
+        return ToyShared()
 
-    def run_sample(self, sample: Any, method: Any, env: Any) -> dict[str, Any]:
+    def solve(self, sample: Any, method: Any, env: Any) -> ToySolved:
+        assert isinstance(env.shared, ToyShared)  # the loop hands back what setup returned
         with _LOCK:
             CALLS.append(sample.id)
         bad_json = int(getattr(sample, "bad_json", 0))
@@ -55,8 +71,10 @@ class ToyBenchmark(Benchmark):
         env.recorder.message(0, "user", f"toy {sample.id}")
         if getattr(sample, "fail", False):
             raise RuntimeError(f"toy failure in {sample.id}")
-        status = getattr(sample, "status", "ok")
-        return {"status": status, "n_tasks": 1, "tasks": [{"req_id": sample.id, "passed": True, "outcome": "pass"}]}
+        return ToySolved(status=getattr(sample, "status", "ok"))
+
+    def grade(self, sample: Any, solved: ToySolved, env: Any) -> dict[str, Any]:
+        return {"status": solved.status, "n_tasks": 1, "tasks": [{"req_id": sample.id, "passed": True, "outcome": "pass"}]}
 
     def error_result(self, sample: Any) -> dict[str, Any]:
         return {"n_tasks": 1, "tasks": [{"req_id": sample.id, "passed": False, "outcome": "not_run"}]}

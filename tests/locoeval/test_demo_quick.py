@@ -43,6 +43,6 @@ def test_make_demo_runs_the_quick_experiment_and_demo_full_the_whole_one():
     assert quick.benchmark.name == "demo_quick" and quick.benchmark.samples.endswith("samples_quick.jsonl")
     assert whole.benchmark.name == "demo" and whole.benchmark.samples.endswith("/samples.jsonl")
     assert quick.method.budgets_by_backbone == whole.method.budgets_by_backbone
-    assert quick.method.repo_context_k_by_benchmark.demo_quick == whole.method.repo_context_k_by_benchmark.demo
+    assert quick.benchmark.repo_adaptation_k == whole.benchmark.repo_adaptation_k == 2
     assert quick.backbone.name == whole.backbone.name == "local"
     assert quick.embedder.backend == "onnx" and whole.embedder.backend == "torch"

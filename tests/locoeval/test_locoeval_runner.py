@@ -9,7 +9,10 @@ import pytest
 
 from baselines.full import FullHistory
 from benchmarks.locoeval.mock_user import MockUser
-from benchmarks.locoeval.runner import ReadOnlyViolation, run_sample, sample_index, task_query
+from benchmarks.locoeval.runner import LoCoEval, LoCoEvalSettings, LoCoEvalShared, sample_index, task_query
+from benchmarks.records import RunDir
+from benchmarks.runloop import run_one
+from benchmarks.task import RunEnv
 from benchmarks.locoeval.schema import parse_sample
 from conftest import tiny_sample
 from reconmem.platform.context import Context, ContextManager, Turn, build_messages
@@ -17,8 +20,17 @@ from reconmem.platform.testing import ScriptedLLM
 from scripted_backbone import GOOD_ADD, fake_evaluate
 
 
-def _evaluate(sample):
-    return lambda req, text: fake_evaluate(req.namespace, text, repo_spec=sample.repo_spec, executor=None)
+def _evaluate(sample, req, text):
+    return fake_evaluate(req.namespace, text, repo_spec=sample.repo_spec, executor=None)
+
+
+def _run(sample, cm, llm, run_path, index=None, **settings):
+    """One sample through the run loop's ``run_one`` (LoCoEval.solve then grade) with scripted clients."""
+    shared = LoCoEvalShared(settings=LoCoEvalSettings(samples="(tests)", **settings), llm=llm, embedder=None,
+                            evaluate=_evaluate, indexes=lambda s: index)
+    env = RunEnv(cfg=None, ledger=llm.ledger, run_path=run_path, progress=False, shared=shared)
+    result = run_one(LoCoEval(), sample, env, RunDir(run_path), method=cm)
+    return result, RunDir(run_path).sample_dir(sample.id)
 
 
 def _replies(messages, purpose):
@@ -55,13 +67,12 @@ def _read(p: Path):
 def test_full_history_run_records(tiny_repo, tmp_path):
     sample = parse_sample(tiny_sample(tiny_repo, n_turns=5))
     llm = ScriptedLLM(_replies)
-    out = tmp_path / "s"
     index = sample_index(sample, tmp_path / "cache")
     assert "raise NotImplementedError" in index.source("tinypkg/ops.py/add") and "return a + b" not in index.source("tinypkg/ops.py/add")
-    result = run_sample(sample, cm=FullHistory(), llm=llm, embedder=None, evaluate=_evaluate(sample), out_dir=out,
-                        repo_index=index, turn_max_tokens=77, task_max_tokens=99, progress=False)
+    result, out = _run(sample, FullHistory(), llm, tmp_path / "run", index, turn_max_tokens=77, task_max_tokens=99)
     assert result["status"] == "ok" and result["n_turns"] == 5 and result["n_tasks"] == 1
     assert result["tasks"] == [{"req_id": "R1", "namespace": "tinypkg.ops.add", "outcome": "pass", "passed": True}]
+    assert set(result["seconds"]) == {"solve", "grade"} and result["wall_seconds"] >= result["seconds"]["solve"]
     conv = _read(out / "conversation.jsonl")  # one row per message: the user's, then the assistant's
     assert [(r["turn"], r["phase"]) for r in conv][::2] == [(1, "prep"), (2, "prep"), (3, "prep"), (4, "prep"), (5, "prep"), (6, "task")]
     assert [r["role"] for r in conv] == ["user", "assistant"] * 6
@@ -74,28 +85,30 @@ def test_full_history_run_records(tiny_repo, tmp_path):
     assert len([m for m in ctx[-1]["context"]["messages"] if m["role"] == "user"]) == 6
     tests = json.loads((out / "tests.json").read_text())
     assert tests[0]["outcome"] == "pass" and tests[0]["completion"] and "log" in tests[0]
-    ledger = llm.ledger.events  # ledger.jsonl is written by the run loop (tests/core/test_runloop.py)
-    assert len(ledger) == 6 and {e["sample"] for e in ledger} == {"tiny-1"}
+    ledger = _read(out / "ledger.jsonl")  # the attempt's events, written by the loop
+    assert ledger == llm.ledger.events and len(ledger) == 6 and {e["sample"] for e in ledger} == {"tiny-1"}
+    assert {e["attempt"] for e in ledger} == {result["attempt"]}
     assert [(e["turn"], e["phase"], e["role"], e["purpose"]) for e in ledger][-1] == (6, "task", "assistant", "task_generation")
     assert set(ledger[0]) >= {"purpose", "input_tokens", "output_tokens", "cached", "model", "seconds", "sample", "turn", "phase", "role"}
     # per-purpose budgets reach the backbone through the session's LLM proxy
     assert [c["params"]["max_tokens"] for c in llm.calls] == [77] * 5 + [99]
-    assert not (out / "memory.json").exists()  # the run loop writes it when the sample ends
+    assert json.loads((out / "memory.json").read_text())["turns"]  # the loop writes the method's state
 
 
 def test_memory_is_read_only_during_tasks(tiny_repo, tmp_path):
     sample = parse_sample(tiny_sample(tiny_repo, n_turns=4))
     cm = CountingMemory()
-    result = run_sample(sample, cm=cm, llm=ScriptedLLM(_replies), embedder=None, evaluate=_evaluate(sample),
-                        out_dir=tmp_path / "ok", progress=False)
+    result, _ = _run(sample, cm, ScriptedLLM(_replies), tmp_path / "ok")
     assert result["status"] == "ok"
     assert cm.state() == {"memory": [st.text for st in sample.outline]}  # unchanged by the task
 
-    with pytest.raises(ReadOnlyViolation, match="changed its memory while answering read-only task R1"):
-        run_sample(sample, cm=CountingMemory(leak_on_read_only=True), llm=ScriptedLLM(_replies), embedder=None,
-                   evaluate=_evaluate(sample), out_dir=tmp_path / "bad", progress=False)
-    # the partial records are there (written incrementally); the run loop writes the ledger
-    assert len(_read(tmp_path / "bad" / "conversation.jsonl")) == 8  # four turns, two messages each
+    result, out = _run(sample, CountingMemory(leak_on_read_only=True), ScriptedLLM(_replies), tmp_path / "bad")
+    assert result["status"] == "error" and "changed its memory while answering read-only task R1" in result["error"]
+    assert "ReadOnlyViolation" in (out / "error.txt").read_text()
+    assert [t["outcome"] for t in result["tasks"]] == ["not_run"]  # never graded
+    # the partial records are there (written incrementally)
+    assert len(_read(out / "conversation.jsonl")) == 8  # four turns, two messages each
+    assert not (out / "tests.json").exists()
 
 
 def test_mock_user_scripted_and_generated(tiny_repo):

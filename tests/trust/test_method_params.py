@@ -1,5 +1,6 @@
-"""Methods own their parameters: ReConMem's budgets table keyed by backbone, the
-baselines' unified repository adaptation keyed by benchmark, clear errors for the old places."""
+"""Methods own their parameters (ReConMem's budgets table keyed by backbone); the baselines' unified
+repository adaptation is the benchmark's (``benchmark.repo_adaptation_k``), handed to each method's
+``repo_context_k`` and overridable per method; clear one-line errors for a missing or misplaced k."""
 
 from __future__ import annotations
 
@@ -44,30 +45,54 @@ def test_budgets_come_from_the_method_config_and_overrides_still_work():
         assert "budgets" not in _cfg(f"backbone={name}").backbone, name
 
 
-def test_repo_context_k_is_a_method_setting_per_benchmark():
-    assert instantiate(_cfg("method=full", "benchmark=locoeval").method.manager).repo_context_k == 10
-    assert instantiate(_cfg("method=full", "benchmark=demo").method.manager).repo_context_k == 2
-    assert instantiate(_cfg("method=mem0", "benchmark=cab").method.manager).repo_context_k == 0
+def test_repo_adaptation_k_is_the_benchmarks_and_reaches_every_baseline():
+    expected = {"locoeval": 10, "locoeval_verified": 10, "locoeval_verified_v2": 10, "demo": 2, "demo_quick": 2, "cab": 0}
+    for bench in (p.stem for p in (CONF / "benchmark").glob("*.yaml")):  # every shipped benchmark declares it
+        assert _cfg(f"benchmark={bench}").benchmark.repo_adaptation_k == expected[bench], bench
+    adapted = [p.stem for p in (CONF / "method").glob("*.yaml")
+               if "repo_context_k" in (_cfg(f"method={p.stem}").method.get("manager") or {})]
+    assert set(adapted) >= {"full", "vanilla_rag", "mem0", "memgpt", "ld_agent", "no_memory", "oracle_context",
+                            "memory_tool"}
+    for method in adapted:
+        assert "repo_context_k_by_benchmark" not in _cfg(f"method={method}").method, method
+        for bench, k in expected.items():
+            assert instantiate(_cfg(f"method={method}", f"benchmark={bench}").method.manager).repo_context_k == k
     assert instantiate(_cfg("method=vanilla_rag", "benchmark=locoeval", "method.manager.repo_context_k=3")
                        .method.manager).repo_context_k == 3
-    assert "repo_context_k" not in _cfg("benchmark=locoeval").benchmark
-    for bench in (p.stem for p in (CONF / "benchmark").glob("*.yaml")):  # every shipped benchmark is listed
-        assert instantiate(_cfg("method=full", f"benchmark={bench}").method.manager).repo_context_k >= 0
 
 
-def test_unlisted_benchmark_is_a_clear_error():
+def test_the_manifest_records_the_resolved_k():
+    from benchmarks.harness import build_method
+    from benchmarks.runloop import method_params
+
+    for bench, k in (("locoeval", 10), ("demo", 2), ("cab", 0)):
+        cfg = _cfg("method=full", f"benchmark={bench}")
+        assert method_params(cfg, build_method(cfg))["repo_context_k"] == k
+    cfg = _cfg("method=mem0", "benchmark=cab", "method.manager.repo_context_k=4")
+    assert method_params(cfg, build_method(cfg))["repo_context_k"] == 4
+
+
+def test_a_benchmark_without_repo_adaptation_k_is_a_one_line_error():
+    from omegaconf import open_dict
+
     from benchmarks.harness import ConfigError, build_method
 
     cfg = _cfg("method=ld_agent", "benchmark=locoeval", "benchmark.name=my_new_bench")
-    with pytest.raises(ConfigError, match="repo_context_k_by_benchmark has no entry for benchmark 'my_new_bench'"):
+    with open_dict(cfg):
+        del cfg.benchmark["repo_adaptation_k"]
+    with pytest.raises(ConfigError, match=r"^benchmark=my_new_bench: benchmark.repo_adaptation_k is not set") as err:
         build_method(cfg)
+    assert "\n" not in str(err.value)
     ok = _cfg("method=ld_agent", "benchmark=locoeval", "benchmark.name=my_new_bench", "method.manager.repo_context_k=4")
+    with open_dict(ok):
+        del ok.benchmark["repo_adaptation_k"]
     assert build_method(ok).repo_context_k == 4
+    assert build_method(_cfg("method=reconmem", "benchmark=locoeval")) is not None  # no adaptation: not needed
 
 
 def test_benchmark_repo_context_k_is_a_clear_error():
     from benchmarks.harness import ConfigError, build_method
 
     cfg = _cfg("method=reconmem", "benchmark=locoeval", "+benchmark.repo_context_k=10")
-    with pytest.raises(ConfigError, match="benchmark.repo_context_k is no longer read"):
+    with pytest.raises(ConfigError, match="benchmark.repo_context_k is not an option.*benchmark.repo_adaptation_k"):
         build_method(cfg)

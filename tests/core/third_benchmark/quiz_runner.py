@@ -1,43 +1,73 @@
 """A third benchmark written from the recipe of docs/ARCHITECTURE.md "Add a benchmark" alone: one
 class (this file) and one config (``conf/benchmark/quiz.yaml``). Each sample is a question; the
-method answers once; the answer passes when it contains the expected word."""
+method answers once (solve); the answer passes when it contains the expected word (grade)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Sequence
 
 from benchmarks.records import ASSISTANT, USER, RunDir
-from benchmarks.task import Benchmark, RunEnv
+from benchmarks.task import Benchmark, RunEnv, read_settings
 from reconmem.platform.context import ContextManager, Session
 
 
-class Quiz(Benchmark):
+@dataclass(frozen=True)
+class QuizSettings:
+    """The quiz's options (``conf/benchmark/quiz.yaml`` mirrors them)."""
+
+    questions: list[dict[str, str]]  # {id, question, answer}
+    system_prompt: str = "Answer in one word."
+
+
+@dataclass
+class QuizShared:
+    """What every question shares: the settings and the backbone's client."""
+
+    settings: QuizSettings
+    llm: Any
+
+
+@dataclass
+class QuizAnswer:
+    """A solved question: the method's reply."""
+
+    text: str
+
+
+class Quiz(Benchmark[SimpleNamespace, QuizShared, QuizAnswer]):
     family = "locoeval"  # samples of tasks judged pass / fail
 
-    def load(self, cfg: Any) -> list[Any]:
-        return [SimpleNamespace(**dict(q)) for q in cfg.benchmark.questions]
+    def load(self, cfg: Any) -> list[SimpleNamespace]:
+        return [SimpleNamespace(**q) for q in read_settings(QuizSettings, cfg.benchmark).questions]
 
-    def setup(self, env: RunEnv, samples: Sequence[Any]) -> None:
+    def setup(self, env: RunEnv[QuizShared], samples: Sequence[SimpleNamespace]) -> QuizShared:
         from benchmarks.harness import build_llm
 
-        env.shared["llm"] = build_llm(env.cfg.backbone, env.cfg, env.ledger, option="backbone")
+        return QuizShared(settings=read_settings(QuizSettings, env.cfg.benchmark),
+                          llm=build_llm(env.cfg.backbone, env.cfg, env.ledger, option="backbone"))
 
-    def run_sample(self, sample: Any, method: ContextManager, env: RunEnv) -> dict[str, Any]:
-        method.start(Session(sample_id=sample.id, llm=env.shared["llm"], embedder=None, repo=None,
-                             system_prompt="Answer in one word.", context_window=4096))
+    def solve(self, sample: SimpleNamespace, method: ContextManager, env: RunEnv[QuizShared]) -> QuizAnswer:
+        assert env.shared is not None
+        method.start(Session(sample_id=sample.id, llm=env.shared.llm, embedder=None, repo=None,
+                             system_prompt=env.shared.settings.system_prompt, context_window=4096))
         env.recorder.message(1, USER, sample.question)
         with env.ledger.tags(turn=1, role="assistant"):
             reply = method.respond(sample.question, purpose="task_generation")
         env.recorder.message(1, ASSISTANT, reply.text)
         env.recorder.context(1, reply.context.to_dict())
-        passed = sample.answer.lower() in reply.text.lower()
-        return {"tasks": [{"req_id": sample.id, "namespace": None, "outcome": "pass" if passed else "fail",
+        return QuizAnswer(reply.text)
+
+    def grade(self, sample: SimpleNamespace, solved: QuizAnswer, env: RunEnv[QuizShared]) -> dict[str, Any]:
+        passed = sample.answer.lower() in solved.text.lower()
+        return {"subset": "quiz", "tasks": [{"req_id": sample.id, "namespace": None, "outcome": "pass" if passed else "fail",
                            "passed": passed}]}
 
-    def error_result(self, sample: Any) -> dict[str, Any]:
-        return {"n_tasks": 1, "tasks": [{"req_id": sample.id, "namespace": None, "outcome": "not_run", "passed": False}]}
+    def error_result(self, sample: SimpleNamespace) -> dict[str, Any]:
+        return {"subset": "quiz", "n_tasks": 1,
+                "tasks": [{"req_id": sample.id, "namespace": None, "outcome": "not_run", "passed": False}]}
 
     def score(self, run_path: Path, sample_ids: Sequence[str]) -> dict[str, Any]:
         tasks = [t for r in RunDir(run_path).selection_results(sample_ids) for t in r.get("tasks") or []]
