@@ -16,8 +16,9 @@ The model (documented in docs/api-runs.md):
    A run that skips the preparation replies (bracket methods, ``method.skip_prep_replies``) has
    only its tasks (plus any unscripted turn the mock user writes) as units, and is calibrated only
    from runs that skipped them too (the manifest's ``skip_prep_replies``).
-3. **Dollars.** Each purpose is priced with the backbone of its role (``mock_user*`` ->
-   ``user_backbone``, ``judge*`` -> ``judge_backbone``, everything else -> ``backbone``) from
+3. **Dollars.** Each purpose is priced with the backbone of its role in the purpose taxonomy
+   (:mod:`reconmem.platform.llm.purposes`: the mock user -> ``user_backbone``, the judges ->
+   ``judge_backbone``, everything else and an unregistered purpose -> ``backbone``) from
    conf/pricing.yaml over litellm's offline cost map (``backbone.pricing_model`` honoured).
 
 Known bias: linear in units. Full History's prompt grows with every turn, so samples much longer
@@ -31,16 +32,19 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from benchmarks.records import LEDGER, RunDir, SampleDir, Status
+from benchmarks.roles import ROLE_OPTIONS
+from reconmem.platform.llm.purposes import PURPOSES, role_of
 
-ROLE_OF_PURPOSE = (("mock_user", "user_backbone"), ("user", "user_backbone"), ("judge", "judge_backbone"))
+
+def backbone_option(purpose: str) -> str:
+    """The backbone option that serves calls of ``purpose`` (its role in the purpose taxonomy)."""
+    return ROLE_OPTIONS[role_of(purpose)]
 
 
-def role_of(purpose: str) -> str:
-    """The backbone option that serves calls of ``purpose``."""
-    for prefix, role in ROLE_OF_PURPOSE:
-        if purpose.startswith(prefix):
-            return role
-    return "backbone"
+def _is_call(event: dict[str, Any]) -> bool:
+    """A ledger event of a backbone call (not a spend seed; an unregistered purpose counts as a call)."""
+    purpose = event.get("purpose")
+    return bool(purpose) and (purpose not in PURPOSES or PURPOSES[purpose].is_call)
 
 
 def sample_units(sample: Any, *, skip_prep_replies: bool = False) -> int | None:
@@ -77,7 +81,7 @@ def calibrate(results_dir: str | Path, benchmark: str, method: str, backbone: st
     tout: dict[str, int] = defaultdict(int)
     units = 0
     for d in finished:
-        rows = [e for e in d.ledger(strict=False) if e.get("purpose") and e.get("purpose") != "prior_spend"]
+        rows = [e for e in d.ledger(strict=False) if _is_call(e)]
         steps = {(e.get("phase"), e.get("turn")) for e in rows if e.get("turn") is not None}
         units += max(1, len(steps))
         for e in rows:
@@ -122,7 +126,7 @@ def estimate_run(cfg: Any, benchmark: Any, samples: Sequence[Any], *, calibratio
     est["units"] = round(units, 1)
     totals = {"calls": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0}
     for purpose, rate in cal["purposes"].items():
-        role = role_of(purpose)
+        role = backbone_option(purpose)
         calls = rate["calls_per_unit"] * units
         tin, tout = calls * rate["input_per_call"], calls * rate["output_per_call"]
         price = _price(cfg, role)
