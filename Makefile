@@ -29,7 +29,7 @@ test: setup ## Run the fast test suite (what CI runs)
 test-full: setup ## Run every test, including slow ones (real local model, full oracle)
 	RECONMEM_OFFLINE=1 $(PY) -m pytest -q -m "slow or not slow"
 
-demo: setup ## ReConMem vs Full on the quick demo (2 samples, 8 turns each) with the offline local model
+demo: setup ## ReConMem vs Full on one demo conversation (4 turns, 1 task) with the offline local model
 	$(PY) -m scripts.demo
 
 demo-full: setup ## ReConMem vs Full on all three demo samples (12 turns each) with the offline local model

@@ -1,11 +1,12 @@
-"""``make demo``: ReConMem and Full History on the quick demo samples with the offline model.
+"""``make demo``: ReConMem and Full History on a demo conversation with the offline model.
 
-Runs both methods through the same entry point as ``python -m scripts.run experiment=demo_quick``
-(two samples, 4 DevEval tasks, 8 scripted turns each; records under
-``results/demo_quick/<backbone>/<method>/demo``; a second invocation resumes from the records and
+Runs both methods through the same entry point as ``python -m scripts.run experiment=demo_one_task``
+(one single-hop conversation over boltons, 4 scripted turns, one DevEval task; records under
+``results/demo_one_task/<backbone>/<method>/demo``; a second invocation resumes from the records and
 the LLM cache), then prints Pass@1, CR and tokens per method, the time split and the machine's load.
-``--full`` (``make demo-full``) runs ``experiment=demo`` instead: all three demo samples, 12 turns
-each. Other arguments are Hydra overrides, e.g. ``python -m scripts.demo backbone=local_1_5b``.
+``--quick`` runs ``experiment=demo_quick`` (two conversations, one per subset, 4 tasks, 8 turns
+each); ``--full`` (``make demo-full``) ``experiment=demo`` (all three demo samples, 12 turns each).
+Other arguments are Hydra overrides, e.g. ``python -m scripts.demo backbone=local_1_5b``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from reconmem.platform.offline_env import set_offline_env
 set_offline_env()
 
 METHODS = ("full", "reconmem")  # Full first: ReConMem's CR needs the Full run's input tokens
-EXPERIMENTS = {False: "demo_quick", True: "demo"}  # --full: all three samples, 12 turns each
+DEFAULT_EXPERIMENT = "demo_one_task"  # conf/experiment/<name>.yaml
+EXPERIMENTS = {"--quick": "demo_quick", "--full": "demo"}  # flag -> experiment
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,8 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     from scripts.run import CONFIG_DIR, precheck, run
 
     overrides = list(sys.argv[1:] if argv is None else argv)
-    experiment = EXPERIMENTS["--full" in overrides]
-    overrides = [o for o in overrides if o != "--full"]
+    flags = [o for o in overrides if o in EXPERIMENTS]
+    experiment = EXPERIMENTS[flags[-1]] if flags else DEFAULT_EXPERIMENT
+    overrides = [o for o in overrides if o not in EXPERIMENTS]
     base = [f"experiment={experiment}", *overrides]  # conf/experiment/: demo samples, local model, budgets
     problem = precheck(base)
     if problem:
