@@ -117,9 +117,9 @@ def purposes_of(kinds: Iterable[Kind]) -> frozenset[str]:
     return frozenset(name for name, p in PURPOSES.items() if p.kind in wanted)
 
 
-EXCLUDED_PURPOSES = purposes_of(EVALUATION_KINDS)
-RESPONSE_PURPOSES = purposes_of(RESPONSE_KINDS)
-MEMORY_PURPOSES = purposes_of((Kind.MEMORY,))
+EXCLUDED_PURPOSES = frozenset(name for name, p in PURPOSES.items() if p.is_excluded)
+RESPONSE_PURPOSES = frozenset(name for name, p in PURPOSES.items() if p.is_response)
+MEMORY_PURPOSES = frozenset(name for name, p in PURPOSES.items() if p.is_memory)
 #: the purposes the client accepts
 CALL_PURPOSES = frozenset(name for name, p in PURPOSES.items() if p.is_call)
 
