@@ -26,7 +26,8 @@ from typing import Any
 
 from benchmarks.deveval.evaluate import NEEDS_NETWORK_FIELD, needs_network, oracle_task
 from benchmarks.deveval.providers import archive_snapshot, get_snapshot
-from benchmarks.deveval.tasks import TaskDataError, env_spec_for, load_manifest, load_tasks
+from benchmarks.deveval.tasks import (DevEvalTask, Manifest, ProjectEntry, TaskDataError, TaskLocation, env_spec_for,
+                                      load_manifest, load_tasks)
 from benchmarks.records import append_jsonl, atomic_write_text, read_jsonl
 from benchmarks.runs import run_pool
 from benchmarks.sandbox import build_executor
@@ -54,8 +55,9 @@ class OracleOptions:
     quiet: bool = False
 
 
-def select_jobs(manifest, tasks_by_ns, projects, *, all_located: bool, limit: int | None,
-                exclude: dict[str, str] | None = None, namespaces: list[str] | None = None):
+def select_jobs(manifest: Manifest, tasks_by_ns: dict[str, DevEvalTask], projects: list[str] | None, *,
+                all_located: bool, limit: int | None, exclude: dict[str, str] | None = None,
+                namespaces: list[str] | None = None) -> list[tuple[ProjectEntry, DevEvalTask, TaskLocation]]:
     """[(entry, task, location)] for the selected projects; raises on manifest tasks missing from the data.
 
     ``exclude``: ``{namespace: reason}`` left out (filled with the reason by the caller's report);
