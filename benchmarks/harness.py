@@ -94,10 +94,10 @@ def _embedder_device(cfg: Any) -> str:
 
 def _embedder_backend(cfg: Any) -> str:
     """``embedder.backend`` (torch | onnx | onnx-int8), checked: a wrong value is a ConfigError."""
-    from reconmem.platform.embed_onnx import check_backend
+    from reconmem.platform.embed_onnx import DEFAULT_BACKEND, check_backend
 
     try:
-        return check_backend(_embedder_option(cfg, "backend", "torch"))
+        return check_backend(_embedder_option(cfg, "backend", DEFAULT_BACKEND))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 

