@@ -1,4 +1,4 @@
-"""`python -m scripts.bench methods`: the per-turn overhead bench on a scripted conversation (its
+"""`python -m scripts.bench methods` (benchmarks/perf/overhead.py): the per-turn overhead bench on a scripted conversation (its
 scripted replies are well-formed for every method, every method runs all turns; no time is asserted)."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from scripts import bench_overhead as bo
+from benchmarks.perf import overhead as bo
+from benchmarks.perf.methods import backbone_cfg
 
 
 class HashedWordsEmbedder:
@@ -60,9 +61,7 @@ def test_scripted_replies_pass_the_methods_own_validators():
 
 @pytest.mark.parametrize("method", bo.METHODS)
 def test_every_method_runs_the_scripted_turns(method, boltons):
-    from scripts.bench_methods import _backbone_cfg
-
-    cfg = _backbone_cfg(bo.REPO_ROOT / "conf" / "backbone" / "gpt5_mini.yaml")
+    cfg = backbone_cfg(bo.REPO_ROOT / "conf" / "backbone" / "gpt5_mini.yaml")
     embedder = HashedWordsEmbedder()
     row = bo.run_method(method, backbone_cfg=cfg, embedder=embedder, repo=boltons,
                         pairs=bo.conversation(boltons, 4, seed=0), repo_context_k=10)

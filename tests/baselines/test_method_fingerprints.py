@@ -1,6 +1,6 @@
 """Every method's outputs on a scripted conversation equal the recorded ones, turn by turn.
 
-Each method observes the per-turn bench's scripted conversation over boltons (``scripts.bench methods``:
+Each method observes the per-turn bench's scripted conversation over boltons (``benchmarks.perf.overhead``:
 zero-latency scripted backbone, seeded questions about the repository's functions) with a
 deterministic stand-in embedder. Per turn the test hashes what reaches the backbone and the
 records: the built context (``Context.to_dict()`` without timings), its token count and every
@@ -25,10 +25,10 @@ import pytest
 
 from test_bench_overhead import HashedWordsEmbedder
 
+from benchmarks.perf import overhead as bo
+from benchmarks.perf.methods import backbone_cfg as load_backbone_cfg
+from benchmarks.perf.methods import build_manager
 from reconmem.platform.llm.cache import request_key
-from scripts import bench_overhead as bo
-from scripts.bench_methods import _backbone_cfg as load_backbone_cfg
-from scripts.bench_methods import build_manager
 
 FINGERPRINTS = Path(__file__).with_name("data") / "method_fingerprints.json"
 RECORD = os.environ.get("RECONMEM_RECORD_FINGERPRINTS") == "1"

@@ -21,7 +21,7 @@ def test_pairs_and_table(deveval_data, boltons_index, tmp_path, capsys):
 
 def test_gold_resolution(deveval_data, boltons_root):
     from benchmarks.locoeval.repo import resolve_file
-    from scripts import bench_retrieval as bench
+    from benchmarks.perf import retrieval as bench
 
     rec = next(json.loads(line) for line in deveval_data.read_text().splitlines()
                if json.loads(line)["namespace"] == "boltons.urlutils.QueryParamDict.to_text")

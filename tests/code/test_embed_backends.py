@@ -9,7 +9,7 @@ from omegaconf import OmegaConf
 
 from reconmem.platform import embed_onnx
 from reconmem.platform.embed import Embedder
-from scripts import bench_backends as bb
+from benchmarks.perf import backends as bb
 
 # Three pairs: each text's nearest neighbour is its partner (0-1, 2-3, 4-5).
 TEXTS = ["a cat sits on the mat", "a kitten is sitting on a rug",

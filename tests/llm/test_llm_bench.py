@@ -1,4 +1,4 @@
-"""scripts/bench_llm.py: backbone config loading (fast) and one real run on the local model (slow)."""
+"""`python -m scripts.bench llm` (benchmarks/perf/llm.py): backbone config loading (fast) and one real run on the local model (slow)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import re
 import pytest
 
 from reconmem.platform.llm import BackboneSpec
-from scripts.bench_llm import load_backbone_config, main
+from benchmarks.perf.llm import load_backbone_config
+from scripts.bench_llm import main
 
 
 def test_backbone_config_with_defaults_is_merged():

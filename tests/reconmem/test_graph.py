@@ -158,7 +158,7 @@ def test_bench_recall_block_build_equals_the_per_insert_path():
     import random
 
     from reconmem.memory.construct import CodeDraftDatabase, MemoryConstructor, SketchedMemory
-    from scripts.bench_recall import _build
+    from benchmarks.perf.recall import _build
 
     rng = np.random.default_rng(3)
     n = 700

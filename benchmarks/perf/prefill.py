@@ -1,0 +1,90 @@
+"""``python -m scripts.bench prefill``: prompt tokens the local model actually prefills per call purpose.
+
+Replays one scripted conversation trace through the real local backbone three times, each time on
+a freshly loaded model (same GGUF, threads, n_ctx) with the same greedy requests:
+
+* **no reuse** -- every request sets ``cache_prompt: false`` (``backbone.local.prompt_cache=false``):
+  each call prefills its whole prompt;
+* **prompt cache** -- the default: one llama.cpp slot plus llama.cpp's host-memory prompt cache,
+  which restores the cached prompt sharing the longest prefix before each call;
+* **no reuse, reversed order** -- the calls of the first pass in reverse order.
+
+Each turn of the trace makes the three calls of a ReConMem turn with the method's real prompt
+templates -- a response over the growing conversation (``turn_generation``, as Full History sends
+it), ``memory_sketching`` and ``memory_update`` -- so a growing history and repeated instructions
+are both exercised. Per purpose it prints the prompt tokens, the tokens llama.cpp evaluated
+(``timings.prompt_n``) and restored (``timings.cache_n``) and the ratio; then how many replies
+are byte-identical between reuse and no reuse (llama.cpp's CPU kernels are not batch-invariant, so
+a restored prefix can change a reply), and whether the no-reuse replies are independent of the
+call order (they must be: exit status 1 otherwise).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections import defaultdict
+from typing import Any
+
+TURNS = [
+    ("Where is the function that splits an iterable into chunks in boltons/iterutils.py?",
+     "It is boltons/iterutils.py/chunked; it yields lists of `size` items from `src`."),
+    ("Please make chunked accept a `fill` value for the last chunk and keep it backwards compatible.",
+     "Add `fill=_UNSET` to chunked and pad the last chunk only when `fill` is given."),
+    ("Also add a docstring example for the new fill argument and a test in tests/test_iterutils.py.",
+     "Docstring: `chunked(range(5), 2, fill=0)` gives `[[0, 1], [2, 3], [4, 0]]`; the test checks it."),
+    ("Now write windowed_iter so that it reuses chunked where possible.",
+     "windowed_iter keeps its own deque; reusing chunked would change its semantics, so I left it."),
+    ("What did we decide about chunked's fill argument?",
+     "chunked pads the last chunk with `fill` only when it is given; the default keeps old behaviour."),
+]
+SYSTEM = "You are a helpful coding assistant working with the user on the repository boltons."
+
+
+def trace(turns: int) -> list[tuple[str, list[dict[str, str]]]]:
+    """(purpose, messages) of ``turns`` ReConMem-style turns (response, sketch, update)."""
+    from reconmem.memory.prompts import render_prompt
+
+    history: list[dict[str, str]] = [{"role": "system", "content": SYSTEM}]
+    calls: list[tuple[str, list[dict[str, str]]]] = []
+    for t in range(turns):
+        user, assistant = TURNS[t % len(TURNS)]
+        history = history + [{"role": "user", "content": user}]
+        calls.append(("turn_generation", list(history)))
+        history = history + [{"role": "assistant", "content": assistant}]
+        sketch = render_prompt("memory_sketching", repository="boltons", user=user, assistant=assistant)
+        calls.append(("memory_sketching", [{"role": "user", "content": sketch}]))
+        update = render_prompt("memory_update", repository="boltons", turn_memories=f"  * {assistant}",
+                               text=assistant, paths="boltons/iterutils.py/chunked",
+                               candidates="\n".join(f"  m{i + 1}: {TURNS[i][1]} [boltons/iterutils.py/chunked]"
+                                                    for i in range(t)) or "  (no existing memories)")
+        calls.append(("memory_update", [{"role": "user", "content": update}]))
+    return calls
+
+
+def replay(local: dict[str, Any], calls: list, *, reuse: bool, max_tokens: int) -> tuple[list[str], dict, float]:
+    """Run ``calls`` on a freshly loaded model; (reply texts, per-purpose counts, seconds)."""
+    from reconmem.platform.llm.response import prefill_counts
+    from reconmem.platform.local_model import LocalModel, effective_n_ctx, resolve_gguf, resolve_threads
+
+    model = LocalModel(resolve_gguf(local), n_ctx=effective_n_ctx(local), threads=resolve_threads(local.get("threads")),
+                       n_batch=local.get("n_batch")).load()
+    texts: list[str] = []
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    started = time.perf_counter()
+    for purpose, messages in calls:
+        body = {"messages": messages, "max_tokens": max_tokens, "temperature": 0.0}
+        if not reuse:
+            body["cache_prompt"] = False
+        reply = model.chat(body)
+        prefill = prefill_counts(reply)
+        row = counts[purpose]
+        row["calls"] += 1
+        row["prompt"] += int((reply.get("usage") or {}).get("prompt_tokens") or 0)
+        row["prefilled"] += prefill.get("prefilled_tokens", 0)
+        row["restored"] += prefill.get("restored_tokens", 0)
+        texts.append(((reply.get("choices") or [{}])[0].get("message") or {}).get("content") or "")
+    seconds = time.perf_counter() - started
+    model.close()
+    gc.collect()
+    return texts, counts, seconds
