@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from benchmarks.perf.llm import PROMPT, load_backbone_config, rss_gb
+from reconmem.platform.offline_env import set_offline_env
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-ctx", type=int, default=None, help="override backbone.local.n_ctx")
     args = parser.parse_args(argv)
 
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    set_offline_env()
     from reconmem.platform.llm import BackboneSpec, LLMClient, LLMError, UsageLedger
 
     cfg = load_backbone_config(args.backbone)

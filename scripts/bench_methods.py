@@ -6,10 +6,10 @@ The bench itself is :mod:`benchmarks.perf.method_tokens`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from benchmarks.perf.method_tokens import CONVERSATION, METHODS, REPO_ROOT, run
+from reconmem.platform.offline_env import set_offline_env
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,8 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 1 <= args.turns <= len(CONVERSATION):
         parser.error(f"--turns must be in 1..{len(CONVERSATION)}")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    set_offline_env()
 
     return run(args)
 

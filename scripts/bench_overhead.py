@@ -6,10 +6,10 @@ The bench itself is :mod:`benchmarks.perf.overhead`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from benchmarks.perf.overhead import METHODS, REPO_ROOT, run
+from reconmem.platform.offline_env import set_offline_env
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,8 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.turns < 1:
         parser.error("--turns must be >= 1")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    set_offline_env()
 
     return run(args)
 

@@ -6,11 +6,11 @@ The bench itself is :mod:`benchmarks.perf.retrieval`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from benchmarks.perf.retrieval import BACKENDS, DEFAULT_PROJECTS, SPACES, run
+from reconmem.platform.offline_env import set_offline_env
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,5 +39,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    set_offline_env()
     sys.exit(main())
