@@ -74,4 +74,4 @@ def test_quick_and_whole_demo_share_budgets_model_and_adaptation():
     assert quick.method.budgets_by_backbone == whole.method.budgets_by_backbone
     assert quick.benchmark.repo_adaptation_k == whole.benchmark.repo_adaptation_k == 2
     assert quick.backbone.name == whole.backbone.name == "local"
-    assert quick.embedder.backend == "onnx" and whole.embedder.backend == "torch"
+    assert quick.embedder.backend == whole.embedder.backend == "onnx"  # the default backend
