@@ -40,9 +40,7 @@ import time
 import traceback
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmarks import records

@@ -45,6 +45,7 @@ from typing import Any
 from benchmarks.records import ASSISTANT, TESTS, USER, RunDir
 from benchmarks.task import Benchmark, RunEnv, method_facing_id, read_settings
 
+from benchmarks.locoeval.judge import PassAt1
 from benchmarks.locoeval.loader import load_samples
 from benchmarks.locoeval.mock_user import MockUser
 from benchmarks.locoeval.prompts import load as load_prompt
@@ -185,39 +186,6 @@ class LoCoEvalSettings:
     purpose_max_tokens: dict[str, int | None] = field(default_factory=dict)  # defaults for other purposes
 
 
-class PassAt1:
-    """The run's judge of a task reply, ``(sample, requirement, reply) -> verdict``: DevEval Pass@1 on
-    the pristine snapshot, or ``benchmark.evaluator`` (a dotted function with evaluate_completion's
-    signature; tests). The executor (``cfg.executor``) is built on first use."""
-
-    def __init__(self, settings: LoCoEvalSettings, executor_cfg: Any = None) -> None:
-        self._custom = bool(settings.evaluator)
-        if settings.evaluator:
-            self._fn = _import(settings.evaluator)
-        else:
-            from benchmarks.deveval.evaluate import evaluate_completion
-
-            self._fn = evaluate_completion
-        self._manifest = settings.sources_manifest
-        self._extra: dict[str, Any] = {}
-        if not self._custom and settings.deveval_data:
-            from benchmarks.harness import resolve_data_path
-
-            self._extra["data_path"] = resolve_data_path(settings.deveval_data)
-        self._executor_cfg = executor_cfg
-        self._executor: Any = None
-        self._built = False
-        self._lock = threading.Lock()
-
-    def __call__(self, sample: Sample, req: Requirement, reply_text: str) -> dict[str, Any]:
-        with self._lock:
-            if not self._built:
-                self._executor = None if self._custom else _build_executor(self._executor_cfg)
-                self._built = True
-        return self._fn(req.namespace, reply_text, repo_spec=sample.repo_spec, executor=self._executor,
-                        manifest=self._manifest, **self._extra)
-
-
 @dataclass
 class LoCoEvalShared:
     """What every sample of a LoCoEval run shares (:meth:`LoCoEval.setup`)."""
@@ -255,25 +223,6 @@ def _sample_fields(sample: Sample) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ whole benchmark
-def _import(path: str) -> Any:
-    import hydra.utils
-
-    return hydra.utils.get_method(path) if ":" not in path else _import_colon(path)
-
-
-def _import_colon(path: str) -> Any:
-    import importlib
-
-    mod, _, attr = path.partition(":")
-    return getattr(importlib.import_module(mod), attr)
-
-
-def _build_executor(cfg: Any) -> Any:
-    from benchmarks.sandbox import build_executor
-
-    return build_executor(cfg)
-
-
 class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
     """LoCoEval (and the LoCoEval-format ``demo``) on the run loop (``benchmark._target_``)."""
 
@@ -351,7 +300,8 @@ class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
         privileged, skip = method_inputs(cfg)
         return LoCoEvalShared(
             settings=settings, llm=llm, user_llm=user_llm, embedder=harness.build_embedder(cfg),
-            evaluate=PassAt1(settings, cfg.get("executor")),
+            evaluate=PassAt1(settings.evaluator, deveval_data=settings.deveval_data,
+                             sources_manifest=settings.sources_manifest, executor_cfg=cfg.get("executor")),
             indexes=partial(sample_index, cache_dir=Path(str(cfg.cache.dir)).expanduser(),
                             hide_task_tests=settings.hide_task_tests),
             retriever=harness.retriever_spec(cfg), privileged_inputs=privileged, skip_prep_replies=skip)
