@@ -46,9 +46,11 @@ from typing import Any, Callable, Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
+from reconmem.memory.budgets import RECALL_BUDGET_NAMES
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG_DIR = ROOT / "conf"
-BUDGET_KEYS = ("k2", "k31", "k32")
+BUDGET_KEYS = RECALL_BUDGET_NAMES  # the searchable budgets: the recall stage (k2, k31, k32)
 log = logging.getLogger(__name__)
 OUT_OF_TOLERANCE_EXIT = 3
 ABLATIONS = ("reconmem_wo_gae", "reconmem_wo_smg", "reconmem_wo_qg", "reconmem_wo_hcc")

@@ -7,6 +7,7 @@ from typing import Any, Mapping, Sequence
 
 from benchmarks.locoeval.metrics import compression_ratio_between
 from benchmarks.records import RunDir
+from reconmem.platform.llm.purposes import MEMORY_PURPOSES
 
 
 def _fmt(v: object, pct: bool = False) -> str:
@@ -32,7 +33,7 @@ def summary_lines(summaries: Mapping[str, Mapping[str, Any]], methods: Sequence[
         p = s.get("pass_at_1") or {}
         tok = s.get("tokens_per_conversation") or {}
         stages = tok.get("stages") or {}
-        mem = (stages.get("memory_sketching") or 0) + (stages.get("memory_update") or 0)
+        mem = sum(stages.get(purpose) or 0 for purpose in MEMORY_PURPOSES)
         lines.append(f"{method:<10} {_fmt(p.get('overall'), True):>8} {_fmt(p.get('single-hop'), True):>8} "
                      f"{_fmt(p.get('multi-hop'), True):>8} {s.get('n_passed', 0)}/{s.get('n_tasks', 0):<4} {_fmt(cr):>6} "
                      f"{_fmt(tok.get('input')):>12} {_fmt(tok.get('output')):>13} {_fmt(mem):>16}")
