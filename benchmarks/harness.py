@@ -80,7 +80,7 @@ def repeat_cache_salt(cfg: Any) -> dict[str, int] | None:
     return {"repeat": int(run.repeat_index)}
 
 
-_EMBEDDERS: dict[tuple[str, str], Any] = {}  # (device setting, backend) -> the process's Embedder
+_EMBEDDERS: dict[tuple[str, str, int | None], Any] = {}  # (device setting, backend, max_tokens) -> the process's Embedder
 
 
 def _embedder_option(cfg: Any, name: str, default: str) -> str:
@@ -102,14 +102,27 @@ def _embedder_backend(cfg: Any) -> str:
         raise ConfigError(str(exc)) from None
 
 
+def _embedder_max_tokens(cfg: Any, backend: str) -> int | None:
+    """``embedder.max_tokens`` (opt-in truncation, null = the model's 256), checked: a ConfigError."""
+    from reconmem.platform.embed import check_max_tokens
+
+    node = cfg.get("embedder") if hasattr(cfg, "get") else None
+    try:
+        return check_max_tokens(node.get("max_tokens") if node is not None else None, backend)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def build_embedder(cfg: Any) -> Any:
     """The process-wide embedder (all-MiniLM-L6-v2: hub or PyPI package, ``embedder.device``,
-    ``embedder.backend``), with its disk cache."""
-    key = (_embedder_device(cfg), _embedder_backend(cfg))
+    ``embedder.backend``, ``embedder.max_tokens``), with its disk cache."""
+    backend = _embedder_backend(cfg)
+    key = (_embedder_device(cfg), backend, _embedder_max_tokens(cfg, backend))
     if key not in _EMBEDDERS:
         from reconmem.platform.embed import Embedder
 
-        _EMBEDDERS[key] = Embedder(cache_dir=_cache_dir(cfg) / "embeddings", device=key[0], backend=key[1])
+        _EMBEDDERS[key] = Embedder(cache_dir=_cache_dir(cfg) / "embeddings", device=key[0], backend=key[1],
+                                   max_tokens=key[2])
     return _EMBEDDERS[key]
 
 
@@ -124,7 +137,11 @@ def embedder_settings(cfg: Any) -> dict[str, Any]:
         device = "cpu" if backend != "torch" else resolve_device(setting)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    return {"model": DEFAULT_MODEL_ID, "device_setting": setting, "device": device, "backend": backend}
+    settings = {"model": DEFAULT_MODEL_ID, "device_setting": setting, "device": device, "backend": backend}
+    max_tokens = _embedder_max_tokens(cfg, backend)
+    if max_tokens is not None:  # recorded only when the opt-in truncation is on
+        settings["max_tokens"] = max_tokens
+    return settings
 
 
 def retriever_spec(cfg: Any) -> Any:

@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embed", action="store_true", help="also time embedding the entities")
     parser.add_argument("--kinds", default="file,type,function,variable",
                         help="entity kinds to embed with --embed (comma-separated; default: all but directories)")
-    parser.add_argument("--backends", default="torch,onnx,onnx-int8", help="--embed: embedder backends to compare (torch always)")
+    parser.add_argument("--backends", default="torch,onnx,onnx-int8", help="--embed: embedder backends to compare (torch always; onnx@N: onnx truncated at N word pieces, embedder.max_tokens=N)")
     parser.add_argument("--sample", type=int, default=0, help="--embed: compare the backends on this many entity texts (0: all)")
     parser.add_argument("--queries", type=int, default=200, help="--embed: repository-search queries for the top-10 overlap")
     parser.add_argument("--seed", type=int, default=0, help="--embed: seed of the text sample and the queries")

@@ -68,10 +68,11 @@ def embed_backends(args: argparse.Namespace, index: Any, repo: Path, index_s: fl
     paths = [p for p, e in index.entities.items() if e.kind in kinds]
     texts = list(dict.fromkeys(entity_text(index, p) for p in paths))
     text_s = time.perf_counter() - started
+    all_texts = len(texts)
     if args.sample and args.sample < len(texts):
         picked = np.random.default_rng(args.seed).choice(len(texts), size=args.sample, replace=False)
         texts = [texts[i] for i in sorted(picked.tolist())]
-    embedders = {b: Embedder(cache_dir=False, lru_size=0, backend=b, **batch) for b in backends}
+    embedders = {b: Embedder(cache_dir=False, lru_size=0, **bb.embedder_options(b), **batch) for b in backends}
     prepare = {}
     for name, embedder in embedders.items():
         started = time.perf_counter()
@@ -89,12 +90,19 @@ def embed_backends(args: argparse.Namespace, index: Any, repo: Path, index_s: fl
     query_vectors = {b: e.encode(queries) for b, e in embedders.items()}
     rows = bb.summarise(runs, query_vectors)
     print(bb.format_rows(rows, len(queries)))
+    print(f"extrapolated cold index + embed of all {all_texts} entity texts of {repo.name} at each measured rate:")
+    print(bb.extrapolate(rows, all_texts, index_s))
     cap = int(getattr(model, "max_seq_length", 256) or 256)
-    pieces = sum(min(cap, len(ids)) for ids in model.tokenizer(texts, add_special_tokens=True)["input_ids"])
+    lengths = [len(ids) for ids in model.tokenizer(texts, add_special_tokens=True)["input_ids"]]
+    pieces = sum(min(cap, n) for n in lengths)
     dense = sum(p.numel() for name, p in model.named_parameters() if "embeddings" not in name)
     gflop = 2 * dense * pieces / 1e9  # matmul FLOPs of the dense layers (attention scores excluded)
     peak = _matmul_gflops()
-    achieved = ", ".join(f"{r['backend']} {gflop / max(r['seconds'], 1e-9):.1f}" for r in rows)
+    def row_gflop(row: dict[str, Any]) -> float:  # a token-capped row computes fewer word pieces
+        row_cap = bb.embedder_options(row["backend"])["max_tokens"] or cap
+        return 2 * dense * sum(min(row_cap, n) for n in lengths) / 1e9
+
+    achieved = ", ".join(f"{r['backend']} {row_gflop(r) / max(r['seconds'], 1e-9):.1f}" for r in rows)
     print(f"embed work {repo.name}: {pieces} word pieces (cap {cap}, mean {pieces / max(len(texts), 1):.0f}/text) x "
           f"{dense / 1e6:.1f}M dense parameters = {gflop:,.0f} GFLOP; GFLOP/s achieved: {achieved}; "
           f"torch fp32 matmul peak here (MiniLM FFN shape) {peak:.1f} GFLOP/s")
@@ -104,7 +112,7 @@ def embed_backends(args: argparse.Namespace, index: Any, repo: Path, index_s: fl
         started = time.perf_counter()
         cold = RepositoryIndex.build(repo, cache_dir=False, **opts)
         cold_index_s = time.perf_counter() - started
-        embedder = Embedder(cache_dir=tmp / f"embeddings-{chosen}", backend=chosen, **batch)
+        embedder = Embedder(cache_dir=tmp / f"embeddings-{chosen}", **bb.embedder_options(chosen), **batch)
         embedder.prepare()
         started = time.perf_counter()
         paths_full, matrix = cold.entity_vectors(embedder, kinds=kinds)
@@ -116,7 +124,7 @@ def embed_backends(args: argparse.Namespace, index: Any, repo: Path, index_s: fl
               f"(model load / export before it: {prepare[chosen]:.1f} s); {load_average()}")
         started = time.perf_counter()
         second = RepositoryIndex.build(repo, cache_dir=tmp / "index", **opts)
-        fresh = Embedder(cache_dir=tmp / f"embeddings-{chosen}", backend=chosen, **batch)
+        fresh = Embedder(cache_dir=tmp / f"embeddings-{chosen}", **bb.embedder_options(chosen), **batch)
         _, matrix2 = second.entity_vectors(fresh, kinds=kinds)
         print(f"embed cached {repo.name} (second sample, same snapshot, new process state): index+vectors "
               f"{time.perf_counter() - started:.3f} s, texts computed {fresh.stats['computed']}, vectors {matrix2.shape}")

@@ -195,18 +195,22 @@ def session(path: str | Path) -> Any:
     return found
 
 
-def encode(model: Any, onnx_path: str | Path, texts: Sequence[str], batch_size: int) -> np.ndarray:
+def encode(model: Any, onnx_path: str | Path, texts: Sequence[str], batch_size: int,
+           max_tokens: int | None = None) -> np.ndarray:
     """Sentence vectors of ``texts`` with the forward pass on ONNX Runtime: the SentenceTransformer's
-    tokenisation, the session's ``last_hidden_state``, then the model's own later modules (pooling,
-    normalisation). Returns ``(n, dim)`` float32. Batches are padded only as the caller groups them."""
-    parts = [encode_features(model, onnx_path, model[0].preprocess(list(texts[start:start + batch_size])))
+    tokenisation (truncated at ``max_tokens`` when given), the session's ``last_hidden_state``, then
+    the model's own later modules (pooling, normalisation). Returns ``(n, dim)`` float32. Batches are
+    padded only as the caller groups them."""
+    parts = [encode_features(model, onnx_path, tokenize(model, texts[start:start + batch_size], max_tokens))
              for start in range(0, len(texts), batch_size)]
     return np.concatenate(parts, axis=0) if parts else np.zeros((0, 0), dtype=np.float32)
 
 
-def tokenize(model: Any, texts: Sequence[str]) -> dict[str, Any]:
-    """The transformer module's features of ``texts`` (what :func:`encode` runs on), padded to the longest."""
-    return model[0].preprocess(list(texts))
+def tokenize(model: Any, texts: Sequence[str], max_tokens: int | None = None) -> dict[str, Any]:
+    """The transformer module's features of ``texts`` (what :func:`encode` runs on), padded to the
+    longest; truncated at ``max_tokens`` word pieces when given (else at the model's ``max_seq_length``)."""
+    cap = {} if max_tokens is None else {"max_length": int(max_tokens)}
+    return model[0].preprocess(list(texts), **cap)
 
 
 def rows_of(features: dict[str, Any], rows: Sequence[int], length: int) -> dict[str, Any]:

@@ -126,6 +126,49 @@ def test_the_default_backend_exports_offline_from_a_cold_cache(tmp_path, monkeyp
     assert bb.cosines(torch_vecs, vecs).min() >= bb.GOALS["onnx"]["min_cosine"]
 
 
+def test_max_tokens_truncates_every_text_and_has_its_own_identity(onnx_cache):
+    """``embedder.max_tokens`` (opt-in): a text within the cap keeps its vector bit for bit, a longer
+    one is embedded from its first word pieces; its own cache identity; ONNX backends only."""
+    capped, full = Embedder(cache_dir=False, max_tokens=8), Embedder(cache_dir=False)
+    assert capped.model_id == full.model_id + "#max8"
+    short, long = "a cat sits", TEXTS[2] * 20  # 5 and 200+ word pieces
+    np.testing.assert_array_equal(capped.encode_one(short), full.encode_one(short))
+    assert float(capped.encode_one(long) @ full.encode_one(long)) < 0.999
+    np.testing.assert_array_equal(capped.encode_one(long), Embedder(cache_dir=False, max_tokens=8).encode([long, short])[0])
+    many = [f"text {i} " * (i % 20 + 1) for i in range(600)]  # past the one-tokenisation path
+    np.testing.assert_array_equal(capped.encode(many)[:5], np.stack([capped.encode_one(t) for t in many[:5]]))
+    for bad in (1, "8", True):
+        with pytest.raises(ValueError, match="max_tokens"):
+            Embedder(cache_dir=False, max_tokens=bad)
+    with pytest.raises(ValueError, match="ONNX backend"):
+        Embedder(cache_dir=False, backend="torch", max_tokens=64)
+
+
+def test_max_tokens_in_config_and_manifest(monkeypatch, tmp_path):
+    from benchmarks import harness
+
+    plain = harness.embedder_settings(OmegaConf.create({"embedder": {"backend": "onnx", "max_tokens": None}}))
+    assert "max_tokens" not in plain  # a default run's manifest is unchanged
+    assert harness.embedder_settings(OmegaConf.create({"embedder": {"max_tokens": 64}}))["max_tokens"] == 64
+    with pytest.raises(harness.ConfigError, match="max_tokens"):
+        harness.embedder_settings(OmegaConf.create({"embedder": {"backend": "torch", "max_tokens": 64}}))
+    monkeypatch.setattr(harness, "_EMBEDDERS", {})
+    built = harness.build_embedder(OmegaConf.create({"embedder": {"max_tokens": 32}, "cache": {"dir": str(tmp_path)}}))
+    assert built.max_tokens == 32 and built.model_id.endswith("#onnx#max32")
+
+
+def test_bench_names_token_caps_and_never_picks_one():
+    assert bb.embedder_options("onnx@64") == {"backend": "onnx", "max_tokens": 64}
+    assert bb.embedder_options("torch") == {"backend": "torch", "max_tokens": None}
+    with pytest.raises(SystemExit):
+        bb.embedder_options("onnx@x")
+    rows = [{"backend": "torch", "texts_per_s": 1.0, "agreement": None},
+            {"backend": "onnx@32", "texts_per_s": 9.0, "agreement": None}]
+    assert bb.fastest_agreeing(rows) == "torch"
+    line = bb.extrapolate([{"backend": "onnx@32", "texts_per_s": 100.0}], 5000, 10.0).strip()
+    assert "embed 50 s + index 10.0 s = 60 s (within the 60 s goal)" in line
+
+
 def test_export_identity_follows_the_weights(tmp_path):
     first, second, third = (tmp_path / n for n in ("a", "b", "c"))
     for folder, payload in ((first, b"weights-1"), (second, b"weights-1"), (third, b"weights-2")):
