@@ -9,7 +9,7 @@ use it; Mem0^R has its own repository access and ReConMem its own recall.
 the paper, CAB 0 because CAB gives repository access through tools), handed to each method as its
 ``repo_context_k`` by the method configs (``method.manager.repo_context_k: ${benchmark.repo_adaptation_k}``;
 ``method.manager.repo_context_k=N`` overrides it for one run). A method built in Python without it
-(None) falls back to ``session.repo_context_k`` (tests, scripts/bench_methods.py).
+(None) falls back to ``session.repo_context_k`` (tests).
 """
 
 from __future__ import annotations
