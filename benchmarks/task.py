@@ -99,9 +99,22 @@ class Benchmark(abc.ABC, Generic[SampleT, SharedT, SolvedT]):
     can_skip_prep_replies: ClassVar[bool] = False
     #: judged by running code in ``cfg.executor`` (the manifest then records the executor)
     uses_executor: ClassVar[bool] = False
+    #: the dataclass of its options (``conf/benchmark/<name>.yaml`` mirrors it; :func:`read_settings`)
+    settings_class: ClassVar[type | None] = None
 
     def __init__(self, cfg: Any = None, **_: Any) -> None:
         self.cfg = cfg
+        #: the options of the config it was built with (checked here, once)
+        self.settings: Any = (read_settings(self.settings_class, cfg.benchmark)
+                              if cfg is not None and self.settings_class is not None else None)
+
+    def settings_for(self, cfg: Any) -> Any:
+        """Its options under ``cfg``: :attr:`settings` for the config it was built with, else read anew."""
+        if self.settings is not None and cfg is self.cfg:
+            return self.settings
+        if self.settings_class is None:
+            raise TypeError(f"{type(self).__name__} declares no settings_class")
+        return read_settings(self.settings_class, cfg.benchmark)
 
     # ---- identity and selection
     def sample_id(self, sample: SampleT) -> str:

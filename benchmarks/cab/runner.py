@@ -40,7 +40,7 @@ from benchmarks.cab.metrics import issue_tokens, summarize, tokens_by_role
 from benchmarks.cab.tools import RepoTools, ToolLimits
 from benchmarks.records import ASSISTANT, JUDGMENT, USER
 from benchmarks.roles import ROLE_OPTIONS
-from benchmarks.task import Benchmark, RunEnv, method_facing_id, read_settings
+from benchmarks.task import Benchmark, RunEnv, method_facing_id
 from reconmem.platform.context import ContextManager, Session
 
 log = logging.getLogger(__name__)
@@ -204,13 +204,7 @@ class CodeAssistBench(Benchmark[CabIssue, CabShared, CabSolved]):
 
     family = "cab"
     statuses = frozenset({"init_failed", "judge_error", "docker_unavailable"})
-
-    def __init__(self, cfg: Any = None, **kw: Any) -> None:
-        super().__init__(cfg, **kw)
-        self.settings = read_settings(CabSettings, cfg.benchmark) if cfg is not None else CabSettings()
-
-    def _settings(self, cfg: Any) -> CabSettings:
-        return self.settings if cfg is self.cfg else read_settings(CabSettings, cfg.benchmark)
+    settings_class = CabSettings
 
     def sample_id(self, sample: CabIssue) -> str:
         return sample.task_id
@@ -218,10 +212,10 @@ class CodeAssistBench(Benchmark[CabIssue, CabShared, CabSolved]):
     def _data_path(self, cfg: Any) -> Path:
         from benchmarks.harness import resolve_data_path
 
-        return resolve_data_path(self._settings(cfg).data)
+        return resolve_data_path(self.settings_for(cfg).data)
 
     def load(self, cfg: Any) -> list[CabIssue]:
-        return load_issues(self._data_path(cfg), languages=self._settings(cfg).languages)
+        return load_issues(self._data_path(cfg), languages=self.settings_for(cfg).languages)
 
     def select(self, samples: Any, *, ids: Any, limit: Any) -> list[CabIssue]:
         """As the base class; the task id of a url-duplicate selects the record that was kept."""
@@ -236,7 +230,7 @@ class CodeAssistBench(Benchmark[CabIssue, CabShared, CabSolved]):
         from benchmarks.harness import build_embedder, build_llm, retriever_spec
 
         cfg = env.cfg
-        settings = self._settings(cfg)
+        settings = self.settings_for(cfg)
         cache = settings.repo_cache or str(Path(str(cfg.cache.dir)) / "cab_repos")
         return CabShared(
             settings=settings,

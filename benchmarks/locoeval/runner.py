@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.records import ASSISTANT, TESTS, USER, RunDir
-from benchmarks.task import Benchmark, RunEnv, method_facing_id, read_settings
+from benchmarks.task import Benchmark, RunEnv, method_facing_id
 
 from benchmarks.locoeval.judge import PassAt1
 from benchmarks.locoeval.loader import load_samples
@@ -228,23 +228,17 @@ class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
 
     family = "locoeval"
     privileged_inputs = frozenset({TASK_ORACLE})
+    settings_class = LoCoEvalSettings
     can_skip_prep_replies = True
     uses_executor = True
 
-    def __init__(self, cfg: Any = None, **kw: Any) -> None:
-        super().__init__(cfg, **kw)
-        self.settings = read_settings(LoCoEvalSettings, cfg.benchmark) if cfg is not None else None
-
-    def _settings(self, cfg: Any) -> LoCoEvalSettings:
-        return self.settings if self.settings is not None and cfg is self.cfg else read_settings(LoCoEvalSettings, cfg.benchmark)
-
     def load(self, cfg: Any) -> list[Sample]:
-        return load_samples(self._settings(cfg).samples)
+        return load_samples(self.settings_for(cfg).samples)
 
     def data_files(self, cfg: Any) -> dict[str, Path]:
         from benchmarks.harness import resolve_data_path
 
-        settings = self._settings(cfg)
+        settings = self.settings_for(cfg)
         files = {} if settings.samples.startswith("hf:") else {"samples": resolve_data_path(settings.samples)}
         for key in ("deveval_data", "sources_manifest"):  # what judges the tasks is checksummed too
             if getattr(settings, key):
@@ -263,7 +257,7 @@ class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
         """The DevEval records and the sources manifest every selected task needs, before any call."""
         from benchmarks.harness import DataError, resolve_data_path
 
-        settings = self._settings(cfg)
+        settings = self.settings_for(cfg)
         if settings.evaluator:
             return
         from benchmarks.deveval.tasks import get_task, load_manifest
@@ -290,7 +284,7 @@ class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
         from benchmarks.runloop import method_inputs
 
         cfg = env.cfg
-        settings = self._settings(cfg)
+        settings = self.settings_for(cfg)
         llm = harness.build_llm(cfg.backbone, cfg, env.ledger)
         user_llm = None
         if any(not st.scripted for s in samples for st in s.outline):

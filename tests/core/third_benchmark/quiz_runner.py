@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from typing import Any, Sequence
 
 from benchmarks.records import ASSISTANT, USER, RunDir
-from benchmarks.task import Benchmark, RunEnv, read_settings
+from benchmarks.task import Benchmark, RunEnv
 from reconmem.platform.context import ContextManager, Session
 
 
@@ -39,14 +39,15 @@ class QuizAnswer:
 
 class Quiz(Benchmark[SimpleNamespace, QuizShared, QuizAnswer]):
     family = "locoeval"  # samples of tasks judged pass / fail
+    settings_class = QuizSettings
 
     def load(self, cfg: Any) -> list[SimpleNamespace]:
-        return [SimpleNamespace(**q) for q in read_settings(QuizSettings, cfg.benchmark).questions]
+        return [SimpleNamespace(**q) for q in self.settings_for(cfg).questions]
 
     def setup(self, env: RunEnv[QuizShared], samples: Sequence[SimpleNamespace]) -> QuizShared:
         from benchmarks.harness import build_llm
 
-        return QuizShared(settings=read_settings(QuizSettings, env.cfg.benchmark),
+        return QuizShared(settings=self.settings_for(env.cfg),
                           llm=build_llm(env.cfg.backbone, env.cfg, env.ledger, option="backbone"))
 
     def solve(self, sample: SimpleNamespace, method: ContextManager, env: RunEnv[QuizShared]) -> QuizAnswer:
