@@ -1,6 +1,6 @@
 """Bootstrap confidence intervals.
 
-* :func:`cluster_bootstrap` — a two-stage repository-cluster bootstrap (the paper, §4.4, names a repository-cluster bootstrap): draw
+* :func:`cluster_bootstrap` — repository-cluster bootstrap (§4.4), here in two stages: draw
   repositories with replacement, then task-runs with replacement within each drawn repository;
   percentile interval. With one unit per cluster it reduces to the ordinary bootstrap.
 * :func:`paired_bootstrap` — the difference of two methods' means on the same items (e.g. the
