@@ -1,7 +1,8 @@
 """Turn a model reply into a function body and splice it into a file (DevEval's body replacement).
 
 :func:`extract_completion` accepts fenced or bare code, prose around it, a whole function (with
-decorators, as a method inside a class, with nested functions) or a body only. When the reply
+decorators, as a method inside a class, with nested functions, or copied with its first decorator left of
+its ``def``) or a body only. When the reply
 holds the whole function, its body is taken; module-level imports of the reply (except
 ``from __future__``) and top-level helper functions the body calls are moved into the body as local
 statements, so the splice stays a body-only replacement. :func:`splice_body` re-indents the body
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 BLANK_BODY = "raise NotImplementedError"
 
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
+_DECORATOR_LINE = re.compile(r"^([ \t]*)@")
+_DEF_LINE = re.compile(r"^([ \t]*)(async[ \t]+)?(def|class)[ \t]")
 _CODE_START = re.compile(r"^\s*(@|def |async def |class |import |from \S+ import |return\b|if |for |while |"
                          r"try:|with |raise |[A-Za-z_][\w.]*\s*(=|\(|\+=|-=))")
 
@@ -60,6 +63,48 @@ def _parses_as_body(text: str) -> bool:
     return _parses("def _f():\n" + textwrap.indent(textwrap.dedent(text), "    ") + "\n")
 
 
+def _indent_width(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _realigned(block: str) -> str:
+    """``block`` with every decorated definition whose ``def`` sits right of its first decorator moved back.
+
+    Code copied from an entity shown without its first line's indentation has the decorator at
+    column 0 and the ``def`` and body one level deeper (``@classmethod`` / ``    def f(cls):`` /
+    ``        return 1``), which does not parse. The lines after such a decorator, down to the next
+    line at or left of the decorator's column, move left by the distance between the decorator and
+    the ``def``, so the definition lines up with its decorator and keeps its body's indentation.
+    """
+    lines = block.split("\n")
+    i = 0
+    while i < len(lines):
+        deco = _DECORATOR_LINE.match(lines[i])
+        if deco is None:
+            i += 1
+            continue
+        column = len(deco.group(1))
+        j = i + 1
+        while j < len(lines) and _DEF_LINE.match(lines[j]) is None:
+            stray = lines[j].strip() and _indent_width(lines[j]) <= column and _DECORATOR_LINE.match(lines[j]) is None
+            if stray:
+                break
+            j += 1
+        definition = _DEF_LINE.match(lines[j]) if j < len(lines) else None
+        shift = len(definition.group(1)) - column if definition is not None else 0
+        if shift <= 0:
+            i = j if j > i + 1 else i + 1
+            continue
+        k = i + 1
+        while k < len(lines) and (k <= j or not lines[k].strip() or _indent_width(lines[k]) > column):
+            if lines[k].strip():
+                cut = min(shift, max(_indent_width(lines[k]) - column, 0))
+                lines[k] = lines[k][cut:]
+            k += 1
+        i = k
+    return "\n".join(lines)
+
+
 def _code_region(reply: str) -> str:
     """The largest parseable run of lines in unfenced text (prose before and after removed)."""
     lines = reply.splitlines()
@@ -69,7 +114,8 @@ def _code_region(reply: str) -> str:
             chunk = "\n".join(lines[i:j])
             if not chunk.strip():
                 continue
-            if _parses(textwrap.dedent(chunk)) or _parses_as_body(chunk):
+            if (_parses(textwrap.dedent(chunk)) or _parses_as_body(chunk)
+                    or _parses(textwrap.dedent(_realigned(chunk)))):
                 return chunk
     return reply
 
@@ -113,21 +159,26 @@ def _parse_block(block: str) -> ast.Module | None:
         return None
 
 
+def _definition(block: str, name: str) -> tuple[str, ast.Module, ast.AST] | None:
+    """(dedented source, tree, shallowest definition of ``name``) of a parseable ``block``, else None."""
+    tree = _parse_block(block)
+    if tree is None:
+        return None
+    defs = sorted(_find_defs(tree, name), key=lambda d: d[0])
+    return (textwrap.dedent(block), tree, defs[0][1]) if defs else None
+
+
 def extract_completion(reply: str, function_name: str) -> Completion:
     """Extract the body for ``function_name`` from a model reply (see the module docstring)."""
     if not reply or not reply.strip():
         raise ExtractionError("empty reply")
     blocks = code_blocks(reply)
-    # Prefer a block that defines the function.
+    # Prefer a block that defines the function (as written, else with its decorators realigned).
     for block in blocks:
-        src = textwrap.dedent(block)
-        tree = _parse_block(block)
-        if tree is None:
+        found = _definition(block, function_name) or _definition(_realigned(block), function_name)
+        if found is None:
             continue
-        defs = sorted(_find_defs(tree, function_name), key=lambda d: d[0])
-        if not defs:
-            continue
-        node = defs[0][1]
+        src, tree, node = found
         body = textwrap.dedent(_def_body_text(src, node))
         moved, prefix = _moved_statements(src, tree, node)
         if prefix:
