@@ -14,6 +14,16 @@ either explicit prices or another model of the map::
 
 Local (``local/``) and scripted (``scripted/``) models cost 0. A model found nowhere is "unpriced":
 its calls record ``cost_usd: 0`` and ``price_source: unpriced`` and one warning names it.
+
+Batch rates (calls answered through a provider's batch API, :mod:`reconmem.platform.llm.batch`):
+:meth:`Pricing.batch_price`. A pricing-file entry's ``batch_input_per_mtok`` / ``batch_output_per_mtok``,
+else, for a model priced by the file, the provider's ``rate`` (``batch:`` section) times that price,
+else litellm's ``*_cost_per_token_batches``, else the provider's ``rate`` times litellm's price; a
+provider without ``batch:`` terms has no batch rate (None). The ``batch:`` section also holds each
+provider's completion window and the typical turnaround the estimator assumes::
+
+    batch:
+      openai: {rate: 0.5, completion_window_hours: 24, typical_turnaround_hours: 1, source: "..."}
 """
 
 from __future__ import annotations
@@ -55,19 +65,65 @@ class PricingError(ValueError):
     """The pricing file is malformed; the message names the file and the entry."""
 
 
-def load_pricing_file(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """The ``models:`` table of a pricing file (``path``, ``$RECONMEM_PRICING`` or conf/pricing.yaml); {} if none."""
+@dataclass(frozen=True)
+class BatchTerms:
+    """A provider's batch API terms: price rate (fraction of the standard price), completion window
+    and the typical turnaround assumed by the estimator, with where the numbers come from."""
+
+    provider: str
+    rate: float
+    completion_window_hours: float
+    typical_turnaround_hours: float
+    source: str
+
+
+def _read_pricing_yaml(path: str | Path | None) -> tuple[Path, dict[str, Any]]:
     chosen = Path(path or os.environ.get("RECONMEM_PRICING") or DEFAULT_PRICING_FILE).expanduser()
     if not chosen.exists():
         if path or os.environ.get("RECONMEM_PRICING"):
             raise PricingError(f"{chosen}: pricing file not found")
-        return {}
+        return chosen, {}
     import yaml
 
     try:
         data = yaml.safe_load(chosen.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise PricingError(f"{chosen}: invalid YAML: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise PricingError(f"{chosen}: expected a mapping with 'models' and 'batch'")
+    return chosen, dict(data)
+
+
+def load_batch_terms(path: str | Path | None = None) -> dict[str, BatchTerms]:
+    """The ``batch:`` section of a pricing file: provider -> :class:`BatchTerms` ({} if none)."""
+    chosen, data = _read_pricing_yaml(path)
+    section = data.get("batch") or {}
+    if not isinstance(section, Mapping):
+        raise PricingError(f"{chosen}: 'batch' must be a mapping of provider -> terms")
+    terms = {}
+    for provider, entry in section.items():
+        keys = ("rate", "completion_window_hours", "typical_turnaround_hours", "source")
+        if not isinstance(entry, Mapping) or not set(keys) <= set(entry):
+            raise PricingError(f"{chosen}: batch.{provider}: give {', '.join(keys)}")
+        try:
+            term = BatchTerms(str(provider), float(entry["rate"]), float(entry["completion_window_hours"]),
+                              float(entry["typical_turnaround_hours"]), str(entry["source"]))
+        except (TypeError, ValueError) as exc:
+            raise PricingError(f"{chosen}: batch.{provider}: {exc}") from exc
+        if not 0 < term.rate <= 1 or term.completion_window_hours <= 0 or term.typical_turnaround_hours <= 0:
+            raise PricingError(f"{chosen}: batch.{provider}: expected 0 < rate <= 1 and positive hours")
+        terms[str(provider)] = term
+    return terms
+
+
+def provider_of(model: str) -> str:
+    """The provider prefix of a litellm model string (``openai/gpt-5-mini`` -> ``openai``)."""
+    return model.split("/", 1)[0] if "/" in model else "openai"
+
+
+def load_pricing_file(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """The ``models:`` table of a pricing file (``path``, ``$RECONMEM_PRICING`` or conf/pricing.yaml); {} if none."""
+    chosen, data = _read_pricing_yaml(path)
     models = data.get("models") or {}
     if not isinstance(models, Mapping):
         raise PricingError(f"{chosen}: 'models' must be a mapping of model -> prices")
@@ -84,10 +140,32 @@ def load_pricing_file(path: str | Path | None = None) -> dict[str, dict[str, Any
 class Pricing:
     """Resolves a model string to a :class:`Price` (cached per model)."""
 
-    def __init__(self, table: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(self, table: Mapping[str, Mapping[str, Any]] | None = None,
+                 batch_terms: Mapping[str, BatchTerms] | None = None) -> None:
         self.table = dict(table if table is not None else load_pricing_file())
+        self.batch_terms = dict(batch_terms if batch_terms is not None else load_batch_terms())
         self._cache: dict[str, Price] = {}
         self._lock = threading.Lock()
+
+    def batch_price(self, model: str) -> Price | None:
+        """The price of ``model``'s calls answered through its provider's batch API (see the module
+        doc for the order); None when no batch rate is known for its provider."""
+        if model.startswith(("local/", "scripted/")):
+            return self.price(model)
+        entry = self.table.get(model)
+        if entry is not None and {"batch_input_per_mtok", "batch_output_per_mtok"} <= set(entry):
+            return Price(float(entry["batch_input_per_mtok"]) / 1e6, float(entry["batch_output_per_mtok"]) / 1e6,
+                         "pricing.yaml batch")
+        terms = self.batch_terms.get(provider_of(model))
+        if entry is None:
+            listed = _litellm_batch_price(model)
+            if listed is not None:
+                return listed
+        if terms is None:
+            return None
+        base = self.price(model)
+        return Price(base.input_per_token * terms.rate, base.output_per_token * terms.rate,
+                     f"batch rate {terms.rate:g} x {base.source}")
 
     def price(self, model: str) -> Price:
         """The price of ``model`` ('local/...' and 'scripted/...' are free)."""
@@ -127,6 +205,21 @@ def _litellm_price(model: str) -> Price | None:
     except Exception:  # noqa: BLE001 - litellm raises several classes for unmapped models
         return None
     return Price(float(prompt_cost) / 1e6, float(completion_cost) / 1e6, "litellm")
+
+
+def _litellm_batch_price(model: str) -> Price | None:
+    """litellm's listed batch prices of ``model`` (``input/output_cost_per_token_batches``), or None."""
+    from reconmem.platform.llm.providers import import_litellm
+
+    litellm = import_litellm()
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # noqa: BLE001 - unmapped model
+        return None
+    tin, tout = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
+    if tin is None or tout is None:
+        return None
+    return Price(float(tin), float(tout), "litellm batch")
 
 
 _DEFAULT: Pricing | None = None
