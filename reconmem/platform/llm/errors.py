@@ -37,6 +37,20 @@ class CostLimitReached(LLMError):
     """The run's spend limit is reached: raised *before* a paid, non-cached call (cached calls stay free)."""
 
 
+class ExchangePending(LLMError):
+    """An exchange backbone's request waits for its answer (written to the run's exchange folder):
+    the run loop records the sample ``pending`` and a re-run continues it once answered."""
+
+    def __init__(self, message: str, *, request_ids: list[str] | None = None, folder: str | None = None) -> None:
+        super().__init__(message)
+        self.request_ids = list(request_ids or [])
+        self.folder = folder
+
+
+class ExchangeConflict(LLMError):
+    """A replayed exchange conversation asked, at a call position already answered, another prompt."""
+
+
 _RETRY_CLASS_NAMES = {
     "RateLimitError", "APIConnectionError", "Timeout", "APITimeoutError", "InternalServerError",
     "ServiceUnavailableError", "BadGatewayError", "TimeoutError", "ConnectionError", "ReadTimeout",

@@ -36,7 +36,8 @@ class LLMResponse:
 
 @dataclass
 class Completion:
-    """What a transport returns. ``usage`` None means the client counts tokens itself."""
+    """What a transport returns. ``usage`` None means the client counts tokens itself. ``deferred``: an
+    exchange placeholder for an answer still to come (neither cached nor recorded)."""
 
     text: str
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -44,6 +45,7 @@ class Completion:
     model: str = ""
     finish_reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    deferred: bool = False
 
 
 def response_to_cache(response: LLMResponse) -> dict[str, Any]:
