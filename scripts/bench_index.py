@@ -9,7 +9,11 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from benchmarks.perf.index import embed_backends, load_average
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
+from benchmarks.perf.index import embed_backends, load_average  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

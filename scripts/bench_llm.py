@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import argparse
 
-from benchmarks.perf.llm import run
 from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
+from benchmarks.perf.llm import run  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,7 +22,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-ctx", type=int, default=None, help="override backbone.local.n_ctx")
     args = parser.parse_args(argv)
 
-    set_offline_env()
     return run(args)
 
 

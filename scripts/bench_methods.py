@@ -8,8 +8,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchmarks.perf.method_tokens import CONVERSATION, METHODS, REPO_ROOT, run
 from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
+from benchmarks.perf.method_tokens import CONVERSATION, METHODS, REPO_ROOT, run  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,7 +27,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 1 <= args.turns <= len(CONVERSATION):
         parser.error(f"--turns must be in 1..{len(CONVERSATION)}")
-    set_offline_env()
 
     return run(args)
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchmarks.perf.overhead import METHODS, REPO_ROOT, run
 from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
+from benchmarks.perf.overhead import METHODS, REPO_ROOT, run  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +36,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.turns < 1:
         parser.error("--turns must be >= 1")
-    set_offline_env()
 
     return run(args)
 

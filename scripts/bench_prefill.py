@@ -8,7 +8,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks.perf.prefill import run
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
+from benchmarks.perf.prefill import run  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks.perf.recall import default_repo, run
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
+from benchmarks.perf.recall import default_repo, run  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,8 +9,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchmarks.perf.retrieval import BACKENDS, DEFAULT_PROJECTS, SPACES, run
 from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
+from benchmarks.perf.retrieval import BACKENDS, DEFAULT_PROJECTS, SPACES, run  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,5 +42,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    set_offline_env()
     sys.exit(main())

@@ -15,7 +15,11 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.token_counts import ROOT, measure, report_lines
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
+from benchmarks.token_counts import ROOT, measure, report_lines  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
