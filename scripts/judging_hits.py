@@ -16,8 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.judging_hits import count_run, load_samples_by_id, run_config, table_lines
-from benchmarks.records import RunDir
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
+from benchmarks.analysis.judging_hits import count_run, load_samples_by_id, run_config, table_lines  # noqa: E402
+from benchmarks.records import RunDir  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,10 @@ import os
 import sys
 from pathlib import Path
 
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.make_verified_locoeval", description=__doc__,

@@ -16,6 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.validate_locoeval", description=__doc__,
