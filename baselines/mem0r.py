@@ -144,7 +144,7 @@ class Mem0R(Mem0):
                 if any(path.startswith(p + "/") for p in full_paths):
                     continue
                 seen.add(path)
-                source = repo.source(path)
+                source = repo.display_source(path)
                 if len(source) <= self.max_artifact_chars:
                     item = code_item(session, path, source=MEMORY, text=source)
                     full_paths.append(path)

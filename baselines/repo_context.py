@@ -23,11 +23,11 @@ REPO_HEADER = "Repository code that may be relevant to the request:"
 
 def code_item(session: Session, path: str, *, source: str, score: float | None = None, text: str | None = None,
               compression: str = "full") -> ContextItem:
-    """One code entity as a context item; ``text`` defaults to the entity's exact source."""
+    """One code entity as a context item; ``text`` defaults to the entity's code as shown to a model."""
     repo = session.repo
     if repo is None:
         raise RuntimeError("code_item: the session has no repository index")
-    code = text if text is not None else repo.source(path)
+    code = text if text is not None else repo.display_source(path)
     meta: dict = {"path": path, "compression": compression}
     if score is not None:
         meta["score"] = round(float(score), 6)

@@ -230,7 +230,7 @@ def retrieval_only_solves(task: TaskSource, *, llm: Any, index: Any, embedder: A
     """
     query = f"Implement `{task.name}`: {task.requirement.get('Functionality', '')}"
     hits = index.search(query, embedder, k=k) if index is not None else []
-    context = "\n\n".join(f"# {path}\n{index.source(path)}" for path, _ in hits)
+    context = "\n\n".join(f"# {path}\n{index.display_source(path)}" for path, _ in hits)
     prompt = render("retrieval_only", query=query, name=task.name, file=task.completion_path,
                     signature=textwrap.dedent(task.signature), repo_context=context or "(none)")
     reply = llm.chat([{"role": "user", "content": prompt}], purpose="builder")

@@ -47,7 +47,7 @@ def test_mem0r_resolves_partial_paths_and_returns_code(make_session, boltons_ind
     ctx = cm.context_for("What happens on a cache miss in LRI?")
     code = {i.id: i for i in ctx.items if i.kind == "code"}
     assert list(code) == [GET, GETITEM]
-    assert boltons_index.source(GET) in code[GET].text
+    assert boltons_index.display_source(GET) in code[GET].text
     assert "def get(self, key, default=None)" in ctx.messages[0]["content"]
     assert all(i.source == MEMORY for i in code.values())
     assert code[GET].meta["compression"] == "full" and code[GET].meta["memory_id"] == mem.id

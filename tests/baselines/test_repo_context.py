@@ -45,8 +45,8 @@ def test_baselines_add_k_repository_functions(factory, make_session, small_repo)
     assert len(code) == 3 and all(i.source == REPO_WIDE for i in code)
     assert "boltons/strutils.py/slugify" in [i.id for i in code]
     for item in code:
-        assert small_repo.source(item.id) in item.text  # full code
-        assert small_repo.source(item.id) in ctx.messages[0]["content"]
+        assert small_repo.display_source(item.id) in item.text  # full code
+        assert small_repo.display_source(item.id) in ctx.messages[0]["content"]
     assert [i.id for i in code] == [p for p, _ in small_repo.search(query, session.embedder, k=3)]
 
 

@@ -167,7 +167,7 @@ def test_retrieval_only_filter_prompt_and_verdict(clamp_task):
             assert "clamp" in query and k == 2
             return [("boltons/mathutils.py/floor", 0.9), ("boltons/mathutils.py/ceil", 0.8)]
 
-        def source(self, path):
+        def display_source(self, path):
             return f"def {path.rsplit('/', 1)[-1]}(x, options=None):\n    raise NotImplementedError"
 
     llm = ScriptedLLM(["```python\ndef clamp(x, lower=float('-inf'), upper=float('inf')):\n    return x\n```"] * 2)

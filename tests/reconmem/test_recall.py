@@ -142,7 +142,7 @@ def test_hcc_switch_class_keeps_signatures_and_drops_bodies(make_method, boltons
         texts[hcc] = items[LRI].text
         assert items[LRI].meta["compression"] == ("summary" if hcc else "full")
         assert items[CHUNKED].meta["compression"] == "full"  # functions are never compressed
-        assert boltons_index.source(CHUNKED) in items[CHUNKED].text
+        assert boltons_index.display_source(CHUNKED) in items[CHUNKED].text
     summary, full = texts[True], texts[False]
     assert "class LRI(dict):" in summary
     for signature in ("def __init__(self, max_size=DEFAULT_MAX_SIZE, values=None,", "def __getitem__(self, key):",

@@ -28,12 +28,6 @@ def header_line(e: CodeEntity) -> str:
     return f"{prefix} path: {e.path}"
 
 
-def _dedent(text: str, prefix: str) -> str:
-    if not prefix:
-        return text
-    return "\n".join(line[len(prefix):] if line.startswith(prefix) else line.lstrip() for line in text.split("\n"))
-
-
 def _reindent(text: str, old_prefix: str, new_prefix: str) -> str:
     """Move a (possibly multi-line) signature from its source indentation to ``new_prefix``."""
     lines = text.split("\n")
@@ -135,8 +129,5 @@ def compress_entity(index: EntitySource, path: str, *, hcc: bool = True) -> str:
         listing = [f"{c}/" if index.entities[c].kind == DIRECTORY else c for c in index.children(path)]
         return "\n".join([head, *listing])
     if not hcc or e.kind in (FUNCTION, VARIABLE):
-        body = index.source(path)
-        if e.kind != FILE:
-            body = _dedent(index.line_prefix(e) + body, index.line_prefix(e))
-        return f"{head}\n{body}"
+        return f"{head}\n{index.display_source(path)}"
     return f"{head}\n{summarize(index, path)}"

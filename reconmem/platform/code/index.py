@@ -37,6 +37,23 @@ BINARY_SNIFF_BYTES = 8192
 MINIFIED_LINE_CHARS = 2000  # a file whose average line is this long is generated/minified
 
 
+def _dedent_after_first_line(text: str, prefix: str) -> str:
+    """``text`` (whose first line starts after ``prefix``) with ``prefix`` removed from its other lines.
+
+    A line without ``prefix`` keeps its text (empty when blank).
+    """
+    if not prefix:
+        return text
+    lines = text.split("\n")
+    out = [lines[0]]
+    for line in lines[1:]:
+        if line.startswith(prefix):
+            out.append(line[len(prefix):])
+        else:
+            out.append(line if line.strip() else "")
+    return "\n".join(out)
+
+
 def _is_virtualenv(path: Path) -> bool:
     return (path / "pyvenv.cfg").exists() or (path / "conda-meta").is_dir()
 
@@ -310,6 +327,22 @@ class RepositoryIndex:
         if e.kind == FILE:
             return data.decode("utf-8", "replace")
         return data[e.start_byte : e.end_byte].decode("utf-8", "replace")
+
+    def display_source(self, path: str) -> str:
+        """An entity's code as shown to a model, its first line at column 0.
+
+        :meth:`source` starts at the entity's first byte, so a method's first line (its decorator
+        or ``def``) has lost the indentation its other lines keep. Here the first line's
+        indentation (:meth:`line_prefix`) is removed from every line that has it, which puts the
+        entity at column 0 as consistently indented code; lines indented less than the first
+        (inside strings or brackets) keep their text, blank ones become empty. Files and
+        directories read as :meth:`source`. Retrieval (embeddings, BM25) reads :meth:`source`.
+        """
+        text = self.source(path)
+        e = self.entities[path]
+        if e.kind in (DIRECTORY, FILE):
+            return text
+        return _dedent_after_first_line(text, self.line_prefix(e))
 
     def line_prefix(self, e: CodeEntity) -> str:
         """The whitespace before an entity on its first line ('' when code precedes it)."""
