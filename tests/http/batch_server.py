@@ -7,6 +7,7 @@ replies are scripted (``fault_server.scripted_reply`` by default), not a model's
     server.error_ids = {"r3"}     # these get an error line in the error file
     server.expire_after = 1       # the next batches answer 1 request, then expire (the rest: batch_expired)
     server.reject = "bad input"   # the next batches fail validation (status failed, nothing answered)
+    server.lose_create = True     # the next batch is created but its HTTP answer is lost (connection closed)
     ...
     server.received   # Counter: custom_id -> times it arrived in a created batch
     server.paid       # Counter: custom_id -> times it was answered with a 200 (what the provider bills)
@@ -24,6 +25,7 @@ from __future__ import annotations
 import collections
 import itertools
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -51,6 +53,7 @@ class BatchServer:
         self.error_ids: set[str] = set()
         self.expire_after: int | None = None
         self.reject: str | None = None
+        self.lose_create = False
         self.files: dict[str, dict[str, Any]] = {}
         self.contents: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
@@ -242,7 +245,13 @@ def _make_handler(server: BatchServer) -> type[BaseHTTPRequestHandler]:
                 purpose = fields.get("purpose", (None, b""))[1].decode()
                 self._send(200, server.add_file(fields["file"][1], purpose, fields["file"][0] or "upload.jsonl"))
             elif parts == ["v1", "batches"]:
-                self._send(*server.create_batch(json.loads(raw or b"{}")))
+                status, batch = server.create_batch(json.loads(raw or b"{}"))
+                if server.lose_create and status == 200:
+                    server.lose_create = False
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                self._send(status, batch)
             elif parts[:2] == ["v1", "batches"] and len(parts) == 4 and parts[3] == "cancel":
                 batch = server.batches.get(parts[2])
                 if batch is None:
