@@ -154,3 +154,54 @@ def test_every_module_imports():
         except Exception as exc:  # noqa: BLE001 - collect them all
             failed.append(f"{m}: {type(exc).__name__}: {exc}")
     assert not failed, "\n".join(failed)
+
+
+# Third-party packages that read the entry points' environment when imported (reconmem/platform/offline_env.py).
+ENV_READERS = {"litellm", "torch", "transformers", "sentence_transformers", "huggingface_hub", "tokenizers",
+               "tiktoken", "onnxruntime", "matplotlib"}
+OFFLINE_ENV = "reconmem.platform.offline_env"
+
+
+def _env_readers_imported(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names & ENV_READERS
+
+
+def _sets_env_before_project_imports(path: Path) -> bool:
+    """A module-level ``set_offline_env()`` call before the first module-level project import."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name) and node.value.func.id == "set_offline_env"):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(m.split(".")[0] in PACKAGES and m != OFFLINE_ENV for m in mods):
+                return False
+    return False
+
+
+def test_scripts_that_reach_models_set_the_offline_env_first(graph):
+    """docs/ARCHITECTURE.md: entry points that load models, litellm or matplotlib (counting the imports
+    of the modules they import, lazy ones too) call ``set_offline_env()`` before those imports."""
+    _, every = graph
+    mods = _modules()
+    readers = {m for m, p in mods.items() if _env_readers_imported(p)}
+    missing = []
+    for script, path in sorted(mods.items()):
+        if not script.startswith("scripts."):
+            continue
+        seen, stack = set(), [script]
+        while stack:
+            m = stack.pop()
+            if m not in seen:
+                seen.add(m)
+                stack.extend(every.get(m, ()))
+        if seen & readers and not _sets_env_before_project_imports(path):
+            missing.append(f"{script} (reaches {sorted(seen & readers)[0]})")
+    assert readers, "no module imports an environment-reading package: the scan is broken"
+    assert not missing, "scripts without a module-level set_offline_env() before their package imports:\n" + "\n".join(missing)
