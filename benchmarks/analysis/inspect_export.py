@@ -318,14 +318,10 @@ def _model_role(event: Mapping[str, Any]) -> str | None:
 
 
 # ------------------------------------------------------------------------------------ samples
-def _read_json(path: Path) -> Any:
-    return rec.read_json(path) if path.is_file() else None
-
-
 def _task_scores(runs: RunSet, s: SampleRecord, known: dict[Any, Any]) -> dict[str, Any]:
     from inspect_ai.scorer import CORRECT, INCORRECT, Score
 
-    tests = {t.get("req_id"): t for t in (_read_json(s.path / "tests.json") or []) if isinstance(t, Mapping)}
+    tests = {t.get("req_id"): t for t in (rec.SampleDir(s.path).json(rec.TESTS) or []) if isinstance(t, Mapping)}
     scores: dict[str, Any] = {}
     for task in runs.sample_tasks(s, known):
         passed = bool(task.get("passed")) and s.ok
@@ -345,7 +341,7 @@ def _task_scores(runs: RunSet, s: SampleRecord, known: dict[Any, Any]) -> dict[s
 def _cab_scores(s: SampleRecord) -> dict[str, Any]:
     from inspect_ai.scorer import Score
 
-    judgment = _read_json(s.path / "judgment.json") or {}
+    judgment = rec.SampleDir(s.path).json(rec.JUDGMENT) or {}
     r = s.result
     verdict = r.get("verdict") if s.ok else "INCORRECT"
     explanation = str(judgment.get("reasoning") or judgment.get("key_issues") or "")

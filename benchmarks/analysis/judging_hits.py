@@ -45,13 +45,10 @@ def context_hits(context: Mapping[str, Any], tests: Iterable[str]) -> list[str]:
 
 
 def run_config(run_dir: str | Path) -> dict[str, Any]:
-    """The run's ``config.yaml`` as a dict ({} when absent)."""
-    path = Path(run_dir) / "config.yaml"
-    if not path.is_file():
-        return {}
-    from omegaconf import OmegaConf
+    """The run's ``config.yaml`` as a dict ({} when absent), read through :class:`benchmarks.records.RunDir`."""
+    from benchmarks.records import RunDir
 
-    return OmegaConf.to_container(OmegaConf.load(path), resolve=False)  # type: ignore[return-value]
+    return RunDir(run_dir).config()
 
 
 def count_run(run_dir: str | Path, samples: Mapping[str, Any]) -> dict[str, Any]:
