@@ -16,6 +16,8 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
+from reconmem.platform import pyast
+
 BLANK_BODY = "raise NotImplementedError"
 
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
@@ -53,7 +55,7 @@ def code_blocks(reply: str) -> list[str]:
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        pyast.parse(text)
         return True
     except SyntaxError:
         return False
@@ -154,7 +156,7 @@ def _def_body_text(source: str, node) -> str:
 
 def _parse_block(block: str) -> ast.Module | None:
     try:
-        return ast.parse(textwrap.dedent(block))
+        return pyast.parse(textwrap.dedent(block))
     except SyntaxError:
         return None
 
@@ -216,7 +218,7 @@ def _moved_statements(src: str, tree: ast.Module, target) -> tuple[list[str], st
 def is_trivial_body(body: str) -> bool:
     """True for an empty body or one that only holds ``pass`` / ``...`` / a docstring."""
     try:
-        tree = ast.parse(textwrap.dedent(body))
+        tree = pyast.parse(textwrap.dedent(body))
     except SyntaxError:
         return False
     for stmt in tree.body:
