@@ -591,3 +591,49 @@ def _complete(litellm: Any, model: str, messages: list, optional_params: Mapping
                             completion_tokens=int(usage.get("completion_tokens") or 0),
                             total_tokens=int(usage.get("total_tokens") or 0)),
     )
+
+
+
+
+class LocalTransport:
+    """The transport of a ``local/...`` backbone (a :class:`reconmem.platform.llm.transport.Transport`):
+    litellm's ``local`` provider (registered and the model loaded on first send), the model's own
+    tokenizer (exact counts), the weights and pinned runtime in the cache key, and the window capped
+    at the server's ``n_ctx``."""
+
+    def __init__(self, spec: Any, *, timeout: float = 300) -> None:
+        self.spec = spec
+        self.timeout = float(timeout)
+
+    def send(self, request: dict[str, Any], *, purpose: str, key: str) -> Any:
+        from reconmem.platform.llm.providers import litellm_completion
+
+        ensure_registered(self.spec)  # loads the model; LLMUnavailable if it cannot
+        return litellm_completion(request, api_key=None, timeout=self.timeout, json_mode_supported=True)
+
+    def note_call(self, key: str) -> None:
+        return None
+
+    def count_text(self, text: str) -> int:
+        return count_tokens(self.spec, text) if text else 0
+
+    def count_messages(self, messages: list[Mapping[str, Any]]) -> int:
+        return count_message_tokens(self.spec, messages)
+
+    def cache_identity(self) -> dict[str, Any]:
+        """The GGUF file (name, path, checksum) and the pinned runtime (:func:`cache_identity`)."""
+        local = self.spec.local
+        if not local:
+            return {}
+        weights = {k: local.get(k) for k in ("gguf_path", "gguf_name", "sha256") if local.get(k)}
+        return {"local_weights": weights, **cache_identity(local)}
+
+    @property
+    def exact_counts(self) -> bool:
+        return True
+
+    def context_window(self, configured: int) -> int:
+        return min(configured, effective_n_ctx(self.spec.local or {}))
+
+    def check_available(self) -> None:
+        return None  # the weights are resolved (or refused, in one line) on first send and by the pre-flight

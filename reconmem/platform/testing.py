@@ -1,7 +1,7 @@
 """Test doubles for the backbone. Anything produced with them is a *scripted* reply, not a model's.
 
-:class:`ScriptedLLM` is an :class:`~reconmem.platform.llm.LLMClient` whose transport returns scripted
-replies. Everything else -- request building, the context-window check, JSON repair, the response
+:class:`ScriptedLLM` is an :class:`~reconmem.platform.llm.LLMClient` whose transport
+(:class:`ScriptedTransport`) returns scripted replies. Everything else -- request building, the context-window check, JSON repair, the response
 cache, the usage ledger, ``json_failures`` -- is the real client's code.
 
 Token counting is a deterministic approximation (no tokenizer is loaded): a text costs
@@ -41,6 +41,71 @@ class ScriptExhausted(LLMError):
     """A ScriptedLLM was called more often than its script has replies."""
 
 
+class ScriptedTransport:
+    """The transport of scripted replies: ``replies`` consumed in order, or ``replies(messages, purpose)``;
+    counts tokens by the deterministic approximation (which is then this backbone's exact tokenizer)."""
+
+    def __init__(self, replies: ReplyScript, *, model: str, name: str = "scripted") -> None:
+        self.model = model
+        self.name = name
+        self._script = replies if callable(replies) else list(replies)
+        self._position = 0
+        self._lock = threading.Lock()
+        self.calls: list[dict[str, Any]] = []
+
+    @property
+    def remaining(self) -> int | None:
+        """Replies left in a list script (None for a callable script)."""
+        return None if callable(self._script) else len(self._script) - self._position
+
+    def send(self, request: dict[str, Any], *, purpose: str, key: str) -> Completion:
+        messages = [dict(m) for m in request["messages"]]
+        params = {k: v for k, v in request.items() if k != "messages"}
+        with self._lock:
+            self.calls.append({"purpose": purpose, "messages": messages, "params": params})
+            if callable(self._script):
+                reply = self._script(messages, purpose)
+            else:
+                if self._position >= len(self._script):
+                    last_user = next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+                    raise ScriptExhausted(
+                        f"ScriptedLLM '{self.name}': script exhausted after {len(self._script)} replies; "
+                        f"call {len(self.calls)} (purpose={purpose}) asked: {last_user[:120]!r}")
+                reply = self._script[self._position]
+                self._position += 1
+        return _completion_from_reply(reply, self.model)
+
+    def note_call(self, key: str) -> None:
+        return None
+
+    def count_text(self, text: str) -> int:
+        return approx_token_count(text)
+
+    def count_messages(self, messages: list[Mapping[str, Any]]) -> int:
+        return sum(approx_token_count(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages) + REPLY_PRIMING_TOKENS
+
+    def cache_identity(self) -> dict[str, Any]:
+        return {}
+
+    @property
+    def exact_counts(self) -> bool:
+        return True  # the approximation *is* this backbone's tokenizer
+
+    def context_window(self, configured: int) -> int:
+        return configured
+
+    def check_available(self) -> None:
+        return None
+
+
+def scripted_spec(name: str = "scripted", *, context_window: int = 32768, max_output_tokens: int = 1024,
+                  supports_function_calling: bool = True) -> BackboneSpec:
+    """The backbone spec of a scripted backbone named ``name`` (model ``scripted/<name>``)."""
+    return BackboneSpec(name=name, model=f"scripted/{name}", context_window=int(context_window),
+                        max_output_tokens=int(max_output_tokens), temperature=0.0,
+                        supports_function_calling=supports_function_calling)
+
+
 class ScriptedLLM(LLMClient):
     """An LLMClient that answers from a script instead of a model (unit tests only).
 
@@ -60,50 +125,21 @@ class ScriptedLLM(LLMClient):
     def __init__(self, replies: ReplyScript, *, context_window: int = 32768, ledger: UsageLedger | None = None,
                  name: str = "scripted", max_output_tokens: int = 1024, supports_function_calling: bool = True,
                  cache_path: str | Path | None = None, max_retries: int = 2, retry_base_delay: float = 0.0) -> None:
-        spec = BackboneSpec(name=name, model=f"scripted/{name}", context_window=int(context_window),
-                            max_output_tokens=int(max_output_tokens), temperature=0.0,
-                            supports_function_calling=supports_function_calling)
+        spec = scripted_spec(name, context_window=context_window, max_output_tokens=max_output_tokens,
+                             supports_function_calling=supports_function_calling)
+        self.script = ScriptedTransport(replies, model=spec.model, name=name)
         super().__init__(spec, ledger=ledger, cache_path=cache_path, max_concurrency=8, max_retries=max_retries,
-                         retry_base_delay=retry_base_delay, retry_max_delay=retry_base_delay)
-        self._script = replies if callable(replies) else list(replies)
-        self._position = 0
-        self._script_lock = threading.Lock()
-        self.calls: list[dict[str, Any]] = []
+                         retry_base_delay=retry_base_delay, retry_max_delay=retry_base_delay, transport=self.script)
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """Every transport call: ``{"purpose", "messages", "params"}``."""
+        return self.script.calls
 
     @property
     def remaining(self) -> int | None:
         """Replies left in a list script (None for a callable script)."""
-        return None if callable(self._script) else len(self._script) - self._position
-
-    def _transport(self, request: dict[str, Any], *, purpose: str) -> Completion:
-        messages = [dict(m) for m in request["messages"]]
-        params = {k: v for k, v in request.items() if k != "messages"}
-        with self._script_lock:
-            self.calls.append({"purpose": purpose, "messages": messages, "params": params})
-            if callable(self._script):
-                reply = self._script(messages, purpose)
-            else:
-                if self._position >= len(self._script):
-                    last_user = next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
-                    raise ScriptExhausted(
-                        f"ScriptedLLM '{self.spec.name}': script exhausted after {len(self._script)} replies; "
-                        f"call {len(self.calls)} (purpose={purpose}) asked: {last_user[:120]!r}")
-                reply = self._script[self._position]
-                self._position += 1
-        return _completion_from_reply(reply, self.spec.model)
-
-    def _count_text(self, text: str) -> int:
-        return approx_token_count(text)
-
-    def _count_messages(self, messages: list[Mapping[str, Any]]) -> int:
-        return sum(approx_token_count(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages) + REPLY_PRIMING_TOKENS
-
-    @property
-    def _exact_token_counts(self) -> bool:
-        return True  # the approximation *is* this backbone's tokenizer
-
-    def _check_available(self) -> None:
-        return None
+        return self.script.remaining
 
 
 def _completion_from_reply(reply: Any, model: str) -> Completion:

@@ -1,6 +1,6 @@
 """LLMClient: response cache, retries/backoff, error mapping, API-key check, BackboneSpec parsing.
 
-Transports are patched (scripted replies or raised exceptions); nothing here touches the network.
+Transports are test doubles (scripted replies or raised exceptions); nothing here touches the network.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from reconmem.platform.llm import (
     TransientLLMError,
     Usage,
     UsageLedger,
+    LiteLLMTransport,
     classify_error,
     request_key,
 )
@@ -121,26 +122,43 @@ def test_cache_shared_across_clients_and_threads(tmp_path):
 
 
 # ---------------------------------------------------------------------------------- retries
-class FlakyClient(LLMClient):
-    """A real LLMClient whose transport raises the given exceptions, then succeeds."""
+class FlakyTransport(LiteLLMTransport):
+    """litellm's transport whose send raises the given exceptions, then replies (test double)."""
 
-    def __init__(self, failures, **kw):
-        spec = BackboneSpec(name="flaky", model="openai/flaky", context_window=1000, max_output_tokens=10)
-        super().__init__(spec, retry_base_delay=0.001, retry_max_delay=0.002, **kw)
+    def __init__(self, spec, failures):
+        super().__init__(spec)
         self.failures = list(failures)
         self.attempts = 0
 
-    def _transport(self, request, *, purpose):
+    def send(self, request, *, purpose, key):
         self.attempts += 1
         if self.failures:
             raise self.failures.pop(0)
+        return self.reply(request)
+
+    def reply(self, request):
         return Completion(text="ok", usage=Usage(3, 1), model="openai/flaky")
 
-    def _count_text(self, text):  # keep litellm out of these tests
+    def count_text(self, text):  # keep litellm out of these tests
         return len(text.split())
 
-    def _count_messages(self, messages):
+    def count_messages(self, messages):
         return sum(len(str(m.get("content", "")).split()) for m in messages)
+
+
+class FlakyClient(LLMClient):
+    """A real LLMClient whose transport raises the given exceptions, then succeeds."""
+
+    transport_class = FlakyTransport
+
+    def __init__(self, failures, **kw):
+        spec = BackboneSpec(name="flaky", model="openai/flaky", context_window=1000, max_output_tokens=10)
+        super().__init__(spec, retry_base_delay=0.001, retry_max_delay=0.002,
+                         transport=self.transport_class(spec, failures), **kw)
+
+    @property
+    def attempts(self):
+        return self.transport.attempts
 
 
 def _litellm():
@@ -226,8 +244,8 @@ def test_concurrency_cap():
     lock = threading.Lock()
     gate = threading.Event()
 
-    class Slow(FlakyClient):
-        def _transport(self, request, *, purpose):
+    class SlowTransport(FlakyTransport):
+        def reply(self, request):
             with lock:
                 active[0] += 1
                 peak[0] = max(peak[0], active[0])
@@ -235,6 +253,9 @@ def test_concurrency_cap():
             with lock:
                 active[0] -= 1
             return Completion(text="ok", usage=Usage(1, 1))
+
+    class Slow(FlakyClient):
+        transport_class = SlowTransport
 
     client = Slow([], max_concurrency=2)
     threads = [threading.Thread(target=client.chat, args=(MSGS,), kwargs={"purpose": "judge"}) for _ in range(6)]
@@ -246,9 +267,12 @@ def test_concurrency_cap():
 
 
 def test_llama_cpp_timings_become_prefilled_and_restored_tokens_in_the_ledger():
-    class LlamaCpp(FlakyClient):
-        def _transport(self, request, *, purpose):
+    class LlamaCppTransport(FlakyTransport):
+        def reply(self, request):
             return Completion(text="ok", usage=Usage(120, 4), raw={"timings": {"prompt_n": 20, "cache_n": 100}})
+
+    class LlamaCpp(FlakyClient):
+        transport_class = LlamaCppTransport
 
     client = LlamaCpp([])
     client.chat(MSGS, purpose="turn_generation")
@@ -334,10 +358,13 @@ def test_cache_key_names_local_weights(tmp_path):
     """Two GGUF files behind the same model string must not share cache entries."""
     calls = []
 
-    class Local(FlakyClient):
-        def _transport(self, request, *, purpose):
+    class LocalTransport(FlakyTransport):
+        def reply(self, request):
             calls.append(self.spec.local["gguf_path"])
             return Completion(text=self.spec.local["gguf_path"], usage=Usage(1, 1))
+
+    class Local(FlakyClient):
+        transport_class = LocalTransport
 
     def client(path):
         c = Local([], cache_path=tmp_path / "c.sqlite")

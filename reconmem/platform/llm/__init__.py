@@ -4,7 +4,8 @@ Modules: :mod:`.errors` (error classes, classifier), :mod:`.spec` (BackboneSpec)
 (Usage, LLMResponse, Completion), :mod:`.ledger` (UsageLedger, tag scopes, spend limit),
 :mod:`.cache` (SQLite and sharded response caches, the cache key), :mod:`.pricing` (cost per call),
 :mod:`.providers` (litellm), :mod:`.purposes` (the call purposes and their classification),
-:mod:`.client` (LLMClient). Import the public names from here.
+:mod:`.transport` (the Transport interface, litellm's), :mod:`.exchange` (the exchange transport and
+folder), :mod:`.client` (LLMClient). Import the public names from here.
 """
 
 from reconmem.platform.llm.cache import (
@@ -25,6 +26,8 @@ from reconmem.platform.llm.client import (
 from reconmem.platform.llm.errors import (
     ContextLengthExceeded,
     CostLimitReached,
+    ExchangeConflict,
+    ExchangePending,
     LLMError,
     LLMUnavailable,
     TransientLLMError,
@@ -37,12 +40,13 @@ from reconmem.platform.llm.providers import completion_from_litellm, import_lite
 from reconmem.platform.llm.purposes import PURPOSES, Kind, Purpose
 from reconmem.platform.llm.response import Completion, LLMResponse, Usage
 from reconmem.platform.llm.spec import BackboneSpec
+from reconmem.platform.llm.transport import LiteLLMTransport, Transport, default_transport
 
 __all__ = [
     "CACHE_MODES", "CACHE_SCHEMA_VERSION", "MESSAGE_OVERHEAD_TOKENS", "PURPOSES", "REPLY_PRIMING_TOKENS", "BackboneSpec",
-    "Completion", "ContextLengthExceeded", "CostLimitReached", "Kind", "LLMClient", "LLMError", "LLMResponse",
-    "LLMUnavailable", "Price", "Pricing", "PricingError", "Purpose", "ResponseCache", "ShardedResponseCache",
-    "TransientLLMError", "Usage", "UsageLedger", "approx_token_count", "classify_error", "completion_from_litellm",
-    "current_tags", "default_pricing", "import_litellm", "load_pricing_file", "message_text", "open_cache",
+    "Completion", "ContextLengthExceeded", "CostLimitReached", "ExchangeConflict", "ExchangePending", "Kind", "LLMClient", "LLMError", "LLMResponse",
+    "LLMUnavailable", "LiteLLMTransport", "Price", "Pricing", "PricingError", "Purpose", "ResponseCache", "ShardedResponseCache",
+    "Transport", "TransientLLMError", "Usage", "UsageLedger", "approx_token_count", "classify_error", "completion_from_litellm",
+    "current_tags", "default_pricing", "default_transport", "import_litellm", "load_pricing_file", "message_text", "open_cache",
     "request_key", "retry_after_seconds",
 ]

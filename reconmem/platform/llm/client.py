@@ -8,16 +8,14 @@ connection errors and empty choices; never on context-length errors), and record
 cached or not -- in the :class:`~reconmem.platform.llm.ledger.UsageLedger` under its ``purpose``
 tag (registered in :mod:`reconmem.platform.llm.purposes`) with tokens, seconds, retries and ``cost_usd``.
 
-The transport is ``litellm.completion``; the offline backbone is registered with litellm as the
-custom provider ``local`` (see :mod:`reconmem.platform.local_model`), so ``model="local/<name>"``
-takes exactly the same path as an API model. :class:`reconmem.platform.testing.ScriptedLLM`
-replaces only the transport (and the tokenizer) for unit tests.
+The request goes out through a :class:`~reconmem.platform.llm.transport.Transport` (litellm, the
+in-process local model, scripted replies, the exchange folder; :func:`~reconmem.platform.llm.transport.default_transport`
+picks litellm or the local model from the model string); everything above stays in the client.
 
 Token counts: usage fields reported by the provider are recorded as is; when a provider reports
-none, the client's own tokenizer counts prompt and reply. ``count_tokens`` uses the GGUF model's own
-tokenizer for ``local/`` models and ``litellm.token_counter`` otherwise (works offline: OpenAI models
-use litellm's bundled tiktoken files; other providers fall back to tiktoken ``cl100k_base``, an
-approximation of their own tokenizers).
+none, the transport's tokenizer counts prompt and reply (the GGUF model's own tokenizer for ``local/``
+models, ``litellm.token_counter`` otherwise: OpenAI models use litellm's bundled tiktoken files;
+other providers fall back to tiktoken ``cl100k_base``, an approximation of their own tokenizers).
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ import collections
 import json
 import logging
 import math
-import os
 import random
 import threading
 import time
@@ -35,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from reconmem.platform.jsonio import JSONRepairError, parse_json_lenient
-from reconmem.platform.llm import providers
 from reconmem.platform.llm.cache import open_cache, request_key
 from reconmem.platform.llm.errors import (
     ContextLengthExceeded,
@@ -53,14 +49,12 @@ from reconmem.platform.llm.purposes import call_purpose
 from reconmem.platform.llm.response import (Completion, LLMResponse, Usage, prefill_counts, response_from_cache,
                                              response_to_cache)
 from reconmem.platform.llm.spec import BackboneSpec
+from reconmem.platform.llm.transport import (MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, Transport,
+                                              default_transport, message_text)
 
 log = logging.getLogger(__name__)
 # The ledger event of the last call this thread made (chat_json marks it json_ok).
 _LAST_EVENT = threading.local()
-
-# token overhead of one chat message in ChatML-style templates (<|im_start|>role\n ... <|im_end|>\n)
-MESSAGE_OVERHEAD_TOKENS = 4
-REPLY_PRIMING_TOKENS = 3  # <|im_start|>assistant\n
 
 
 class LLMClient:
@@ -70,12 +64,14 @@ class LLMClient:
     ``cache_mode`` is 'sqlite' (one machine) or 'sharded' (shared storage; see
     :mod:`reconmem.platform.llm.cache`). ``pricing`` prices calls (default: conf/pricing.yaml over
     litellm's offline map); the ledger's ``cost_limit_usd`` stops paid calls once reached.
+    ``transport``: how requests reach the backbone (default: :func:`~reconmem.platform.llm.transport.default_transport`).
     """
 
     def __init__(self, spec: BackboneSpec, *, ledger: UsageLedger | None = None, cache_path: str | Path | None = None,
                  max_concurrency: int = 4, max_retries: int = 6, timeout: float = 300,
                  retry_base_delay: float = 1.0, retry_max_delay: float = 60.0, cache_mode: str = "sqlite",
-                 pricing: Pricing | None = None, cache_salt: Mapping[str, Any] | None = None) -> None:
+                 pricing: Pricing | None = None, cache_salt: Mapping[str, Any] | None = None,
+                 transport: Transport | None = None) -> None:
         if not isinstance(spec, BackboneSpec):
             spec = BackboneSpec.from_config(spec)
         if max_concurrency < 1:
@@ -93,17 +89,14 @@ class LLMClient:
         self._price: Price | None = None
         self._semaphore = threading.BoundedSemaphore(self.max_concurrency)
         self._lock = threading.Lock()
-        self._check_available()
+        self.transport: Transport = transport if transport is not None else default_transport(spec, timeout=self.timeout)
+        self.transport.check_available()
 
     # ---- properties
     @property
     def context_window(self) -> int:
-        """Usable context window in tokens (the smaller of the config's and the local model's n_ctx)."""
-        if self.spec.is_local:
-            from reconmem.platform import local_model
-
-            return min(self.spec.context_window, local_model.effective_n_ctx(self.spec.local or {}))
-        return self.spec.context_window
+        """Usable context window in tokens (the config's, capped by the transport: a local model's n_ctx)."""
+        return self.transport.context_window(self.spec.context_window)
 
     @property
     def price(self) -> Price:
@@ -119,7 +112,7 @@ class LLMClient:
         else the measured value of the backbone's family (:mod:`reconmem.platform.llm.margins`)."""
         if self.spec.count_margin is not None:
             return float(self.spec.count_margin)
-        if self._exact_token_counts:
+        if self.transport.exact_counts:
             return 0.0
         return default_count_margin(self.spec.model, self.spec.api_base)
 
@@ -140,10 +133,10 @@ class LLMClient:
         request = self._build_request(messages, max_tokens=max_tokens, temperature=temperature, tools=tools,
                                       json_mode=json_mode, stop=stop)
         started = time.perf_counter()
-        key = None
-        if self.cache is not None and request["temperature"] == 0:
-            key = request_key({**request, **self._cache_identity(), **self.cache_salt})
-        if key is not None:
+        key = request_key({**request, **self.transport.cache_identity(), **self.cache_salt})
+        self.transport.note_call(key)
+        cacheable = self.cache is not None and request["temperature"] == 0
+        if cacheable:
             hit = self.cache.get(key)
             if hit is not None:
                 response = response_from_cache(hit)
@@ -161,7 +154,7 @@ class LLMClient:
         prompt_tokens = self._check_context(request)
         refit: dict[str, Any] | None = None
         try:
-            completion, retries = self._call_with_retries(request, purpose)
+            completion, retries = self._call_with_retries(request, purpose, key)
         except ContextLengthExceeded as exc:
             refitted = self._refit(request, exc, purpose)
             if refitted is None:
@@ -169,11 +162,15 @@ class LLMClient:
             request, refit = refitted
             prompt_tokens = refit["tokens_after"]
             try:
-                completion, retries = self._call_with_retries(request, purpose)
+                completion, retries = self._call_with_retries(request, purpose, key)
             except ContextLengthExceeded as again:
                 raise ContextLengthExceeded(f"{again} (after one re-fit to {refit['prompt_budget']} tokens for the "
                                             f"reported limit of {refit['reported_limit']})",
                                             limit_tokens=again.limit_tokens, prompt_tokens=again.prompt_tokens) from again
+        if completion.deferred:  # an exchange placeholder: no reply yet, nothing cached or recorded
+            _LAST_EVENT.event = None
+            return LLMResponse(text=completion.text, usage=Usage(0, 0), model=completion.model or self.spec.model,
+                               finish_reason=completion.finish_reason)
         usage = completion.usage
         if usage is None:
             produced = completion.text
@@ -185,7 +182,7 @@ class LLMClient:
         response = LLMResponse(text=completion.text, usage=usage, tool_calls=completion.tool_calls, cached=False,
                                model=completion.model or self.spec.model, raw=completion.raw,
                                finish_reason=completion.finish_reason)
-        if key is not None:
+        if cacheable:
             self.cache.put(key, {**response_to_cache(response), "seconds": round(seconds, 6)},
                            model=self.spec.model, purpose=purpose)
         extra: dict[str, Any] = {"retries": retries} if retries else {}
@@ -230,67 +227,8 @@ class LLMClient:
     def count_tokens(self, text_or_messages: str | Sequence[Mapping[str, Any]]) -> int:
         """Tokens of a string, or of chat messages including per-message template overhead."""
         if isinstance(text_or_messages, str):
-            return self._count_text(text_or_messages)
-        return self._count_messages(list(text_or_messages))
-
-    # ---- extension points (ScriptedLLM overrides these two groups only)
-    def _transport(self, request: dict[str, Any], *, purpose: str) -> Completion:
-        """Send ``request`` through litellm."""
-        if self.spec.is_local:
-            from reconmem.platform import local_model
-
-            local_model.ensure_registered(self.spec)  # loads the model; LLMUnavailable if it cannot
-        if self.spec.api_key_env:
-            api_key: str | None = os.environ[self.spec.api_key_env]
-        elif self.spec.api_base:
-            api_key = "EMPTY"  # never forward an unrelated provider key to a custom server
-        else:
-            api_key = None
-        return providers.litellm_completion(request, api_key=api_key, timeout=self.timeout,
-                                            json_mode_supported=self._supports_response_format())
-
-    def _count_text(self, text: str) -> int:
-        if not text:
-            return 0
-        if self.spec.is_local:
-            from reconmem.platform import local_model
-
-            return local_model.count_tokens(self.spec, text)
-        return providers.litellm_count_text(self.spec.model, text)
-
-    def _count_messages(self, messages: list[Mapping[str, Any]]) -> int:
-        if self.spec.is_local:
-            from reconmem.platform import local_model
-
-            return local_model.count_message_tokens(self.spec, messages)
-        try:
-            return providers.litellm_count_messages(self.spec.model, messages)
-        except Exception:  # noqa: BLE001 - unusual message shapes: fall back to per-message counting
-            return sum(self._count_text(message_text(m)) + MESSAGE_OVERHEAD_TOKENS for m in messages) + REPLY_PRIMING_TOKENS
-
-    def _cache_identity(self) -> dict[str, Any]:
-        """Extra cache-key fields naming the weights behind a model string (local GGUF file / checksum)."""
-        if not self.spec.local:
-            return {}
-        local = self.spec.local
-        identity: dict[str, Any] = {"local_weights": {k: local.get(k) for k in ("gguf_path", "gguf_name", "sha256")
-                                                      if local.get(k)}}
-        if self.spec.is_local:  # the pinned llama.cpp thread count changes greedy outputs (API keys unchanged)
-            from reconmem.platform import local_model
-
-            identity.update(local_model.cache_identity(local))
-        return identity
-
-    @property
-    def _exact_token_counts(self) -> bool:
-        """Whether count_tokens is the backbone's own tokenizer (then the context check is strict)."""
-        return self.spec.is_local
-
-    def _check_available(self) -> None:
-        env = self.spec.api_key_env
-        if env and not os.environ.get(env):
-            raise LLMUnavailable(f"backbone '{self.spec.name}' ({self.spec.model}) needs the environment variable "
-                                 f"{env}: export {env}=... or use backbone=local")
+            return self.transport.count_text(text_or_messages) if text_or_messages else 0
+        return self.transport.count_messages(list(text_or_messages))
 
     # ---- internals
     def _build_request(self, messages, *, max_tokens, temperature, tools, json_mode, stop) -> dict[str, Any]:
@@ -327,11 +265,12 @@ class LLMClient:
         except Exception as exc:  # noqa: BLE001 - counting is advisory for API models
             log.debug("token counting failed for %s: %s", self.spec.model, exc)
             return None
-        limit = window if self._exact_token_counts else int(window * 1.15)
+        exact = self.transport.exact_counts
+        limit = window if exact else int(window * 1.15)
         if prompt_tokens >= limit:
             raise ContextLengthExceeded(f"prompt of {prompt_tokens} tokens does not fit the context window of "
                                         f"{window} tokens ({self.spec.name}: {self.spec.model})")
-        if self._exact_token_counts and prompt_tokens + request["max_tokens"] > window:
+        if exact and prompt_tokens + request["max_tokens"] > window:
             request["max_tokens"] = window - prompt_tokens
         return prompt_tokens
 
@@ -375,13 +314,13 @@ class LLMClient:
                             request.get("max_tokens"), response.usage.reasoning_tokens)
         return notes
 
-    def _call_with_retries(self, request: dict[str, Any], purpose: str) -> tuple[Completion, int]:
+    def _call_with_retries(self, request: dict[str, Any], purpose: str, key: str) -> tuple[Completion, int]:
         """The transport's completion and the number of retries it took."""
         attempts = self.max_retries + 1
         for attempt in range(attempts):
             try:
                 with self._semaphore:
-                    return self._transport(request, purpose=purpose), attempt
+                    return self.transport.send(request, purpose=purpose, key=key), attempt
             except Exception as exc:  # noqa: BLE001 - classified below
                 kind = classify_error(exc)
                 where = f"{self.spec.name} ({self.spec.model}), purpose={purpose}"
@@ -422,21 +361,6 @@ class LLMClient:
             event["json_ok"] = False
         log.warning("chat_json[%s] on %s: %s; output starts %r", purpose, self.spec.name, reason, text[:200])
 
-    def _supports_response_format(self) -> bool:
-        if self.spec.is_local:
-            return True
-        return providers.supports_response_format(self.spec.model)
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """The text a chat message contributes to the prompt (role, content parts, tool calls)."""
-    content = message.get("content")
-    if isinstance(content, list):  # content parts
-        content = "\n".join(str(p.get("text", "")) if isinstance(p, Mapping) else str(p) for p in content)
-    text = f"{message.get('role', '')}\n{content or ''}"
-    if message.get("tool_calls"):
-        text += "\n" + json.dumps(message["tool_calls"], ensure_ascii=False, default=str)
-    return text
 
 
 def approx_token_count(text: str) -> int:
