@@ -15,6 +15,7 @@ from pathlib import Path
 
 from benchmarks.deveval.providers import FINGERPRINT_NAME, definitions_for
 from benchmarks.deveval.tasks import DevEvalTask
+from reconmem.platform import pyast
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def match_task(root: Path, task: DevEvalTask, trees: dict | None = None) -> Task
     trees = {} if trees is None else trees
     if path not in trees:
         try:
-            trees[path] = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+            trees[path] = pyast.parse(path.read_text(encoding="utf-8", errors="replace"))
         except (SyntaxError, ValueError):
             trees[path] = None
     tree = trees[path]

@@ -18,6 +18,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reconmem.platform import pyast
+
 PYTEST_SPEC = "pytest<8"
 TEST_EXTRAS = re.compile(r"^(tests?|testing|test[-_]?requires?|tests?[-_]?deps?|ci|unit)$", re.I)
 DEV_EXTRAS = re.compile(r"^(dev|devel|develop|development|all)$", re.I)
@@ -134,14 +136,14 @@ def _requirement_file(path: Path, root: Path, seen: set[Path]) -> list[str]:
 def _setup_py_keywords(path: Path) -> dict:
     """Literal ``install_requires`` / ``tests_require`` / ``extras_require`` of a ``setup(...)`` call."""
     try:
-        tree = ast.parse(path.read_text(errors="replace"))
+        tree = pyast.parse(path.read_text(errors="replace"))
     except SyntaxError:
         return {}
     names = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             try:
-                names[node.targets[0].id] = ast.literal_eval(node.value)
+                names[node.targets[0].id] = pyast.literal_eval(node.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 pass
     out = {}
@@ -150,7 +152,7 @@ def _setup_py_keywords(path: Path) -> dict:
             for kw in node.keywords:
                 if kw.arg in ("install_requires", "tests_require", "extras_require", "entry_points"):
                     try:
-                        out[kw.arg] = ast.literal_eval(kw.value)
+                        out[kw.arg] = pyast.literal_eval(kw.value)
                     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                         if isinstance(kw.value, ast.Name) and kw.value.id in names:
                             out[kw.arg] = names[kw.value.id]
@@ -292,7 +294,7 @@ def imported_modules(root: Path, test_files: list[str]) -> set[str]:
         if not f.is_file():
             continue
         try:
-            tree = ast.parse(f.read_text(errors="replace"))
+            tree = pyast.parse(f.read_text(errors="replace"))
         except SyntaxError:
             continue
         for node in ast.walk(tree):
