@@ -37,7 +37,6 @@ import logging
 import shutil
 import threading
 import time
-import traceback
 import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -52,6 +51,7 @@ from benchmarks.task import Benchmark, RunEnv
 
 log = logging.getLogger(__name__)
 
+from reconmem.platform import pyast
 from reconmem.platform.llm import CostLimitReached
 
 
@@ -366,7 +366,7 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *,
             result = {**bench.error_result(sample), "status": Status.INTERRUPTED.value,
                       "error": f"{type(exc).__name__}: {exc}"}
         except Exception as exc:  # noqa: BLE001 - recorded; retried on resume
-            records.atomic_write_text(out / records.ERROR, traceback.format_exc())
+            records.atomic_write_text(out / records.ERROR, pyast.format_exc())
             senv.recorder.memory(method)
             log.warning("%s: sample %s failed: %s: %s", bench.family or type(bench).__name__, sid, type(exc).__name__, exc)
             result = {**bench.error_result(sample), "status": Status.ERROR.value, "errored": True,

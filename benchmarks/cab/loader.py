@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from benchmarks.datafiles import iter_json_records
+from reconmem.platform import pyast
 
 # Language spellings differ between releases (v3: "cpp"; strict/lenient: "c++", "c#").
 LANGUAGE_ALIASES = {"c++": "cpp", "cxx": "cpp", "c#": "csharp", "cs": "csharp", "js": "javascript",
@@ -113,7 +114,7 @@ def _literal_list(value: Any, where: str, field_name: str) -> list[Any]:
         if not s:
             return []
         try:
-            parsed = ast.literal_eval(s)
+            parsed = pyast.literal_eval(s)
         except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
             raise CabDataError(f"{where}: field '{field_name}': not a Python/JSON list literal ({type(exc).__name__}: {exc})") from exc
         if not isinstance(parsed, (list, tuple)):

@@ -25,6 +25,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from reconmem.platform import pyast
+
 from .tasks import DevEvalTask, Manifest, ProjectEntry, TaskLocation, load_manifest
 
 # The official snapshot archive (Hugging Face Hub, dataset LJ0815/DevEval). Override with the
@@ -325,7 +327,7 @@ def locate_function(file: Path, task: DevEvalTask, hint: TaskLocation | None = N
             return FunctionLocation(file, hint.signature_line, hint.body_start, hint.body_end, "manifest",
                                     task.indent)
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except SyntaxError as exc:
         raise LocateError(f"{file}: cannot parse ({exc})") from None
     nodes = definitions_for(tree, task.namespace)
@@ -387,7 +389,7 @@ def _signature_lines(header: list[str]) -> list[str]:
     for i in range(len(header)):
         chunk = textwrap.dedent("\n".join(header[: i + 1]))
         try:
-            ast.parse(chunk + "\n    pass\n")
+            pyast.parse(chunk + "\n    pass\n")
             return header[: i + 1]
         except SyntaxError:
             continue

@@ -48,6 +48,7 @@ from benchmarks.datafiles import iter_json_records
 from benchmarks.locoeval.prompts import render
 from benchmarks.locoeval.repo import _qualname, find_function, resolve_file
 from benchmarks.locoeval.schema import parse_sample
+from reconmem.platform import pyast
 
 MIN_TURNS, MAX_TURNS = 30, 69
 
@@ -130,7 +131,7 @@ def read_task(root: Path, record: Mapping[str, Any], repo: Mapping[str, Any]) ->
     f = resolve_file(root, record["completion_path"], record["project_path"])
     rel = f.relative_to(root).as_posix()
     source = f.read_text(encoding="utf-8")
-    func = find_function(ast.parse(source), _qualname(record["namespace"], rel))
+    func = find_function(pyast.parse(source), _qualname(record["namespace"], rel))
     if func is None:
         raise ValueError(f"{rel}: function for {record['namespace']} not found")
     lines = source.splitlines()
@@ -408,7 +409,7 @@ def repository_functions(root: Path, *, exclude: Iterable[str] = (), limit: int 
         if rel.startswith(("tests/", "test/", "docs/")) or "/tests/" in rel or rel.startswith("setup"):
             continue
         try:
-            tree = ast.parse(f.read_text(encoding="utf-8"))
+            tree = pyast.parse(f.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError):
             continue
         module = rel[:-3].replace("/", ".")

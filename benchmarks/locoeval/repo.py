@@ -29,6 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from reconmem.platform import pyast
+
 log = logging.getLogger(__name__)
 
 BLANK_STATEMENT = "raise NotImplementedError"
@@ -133,7 +135,7 @@ def blank_source(source: str, qualnames: list[list[str]], *, filename: str = "<f
                  strip_docstrings: bool = False) -> str:
     """``source`` with each function's body (and, with ``strip_docstrings``, its docstring) replaced
     by ``raise NotImplementedError``."""
-    tree = ast.parse(source, filename=filename)
+    tree = pyast.parse(source, filename=filename)
     lines = source.splitlines(keepends=True)
     spans = []
     for qual in qualnames:
@@ -147,7 +149,7 @@ def blank_source(source: str, qualnames: list[list[str]], *, filename: str = "<f
         else:
             lines[start - 1:end] = [" " * indent + BLANK_STATEMENT + "\n"]
     out = "".join(lines)
-    ast.parse(out, filename=filename)  # the blanked file must still be valid Python
+    pyast.parse(out, filename=filename)  # the blanked file must still be valid Python
     return out
 
 

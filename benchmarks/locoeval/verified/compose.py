@@ -21,6 +21,7 @@ from typing import Any
 
 from benchmarks.locoeval.verified.source import norm, one_line
 from benchmarks.locoeval.verified.screening import Candidate, distractor_eligible
+from reconmem.platform import pyast
 
 TURNS = (30, 69)
 SIZES = (1, 2, 3, 4)        # requirements per sample: seeded permutations, mean 2.5
@@ -60,7 +61,7 @@ def repository_symbols(root: Path, exclude_files: set[str]) -> list[dict[str, st
                 or parts[-1].startswith(("test", "setup", "conftest")) or rel in exclude_files:
             continue
         try:
-            tree = ast.parse(f.read_text(encoding="utf-8"))
+            tree = pyast.parse(f.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError, ValueError):
             continue
         for node in tree.body:

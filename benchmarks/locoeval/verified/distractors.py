@@ -29,6 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from benchmarks.locoeval.verified.source import SourceText, parents_of
+from reconmem.platform import pyast
 
 MIN_EDIT = 2
 CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$")
@@ -148,7 +149,7 @@ class Vocabulary:
 
     @classmethod
     def of_module(cls, text: str, tree: ast.Module | None = None) -> "Vocabulary":
-        tree = tree or ast.parse(text)
+        tree = tree or pyast.parse(text)
         src = SourceText(text)
         voc = cls(bindings=module_bindings(tree))
         parents = parents_of(tree)

@@ -37,6 +37,7 @@ from benchmarks.locoeval.verified.source import norm
 from benchmarks.locoeval.verified.screening import MIN_FACTS, Candidate, OutcomeCache, static_screen, test_screen
 from benchmarks.locoeval.verified.validity import SiblingIndex, SnapshotText, indexed, text_files
 from benchmarks.runs import run_pool
+from reconmem.platform import pyast
 
 COMPARE_SHARE = 0.25
 SET_NAME = "locoeval_verified_v2"
@@ -88,7 +89,7 @@ class Project:
 
     def module(self, rel: str) -> tuple[Vocabulary, ast.Module]:
         if rel not in self._modules:
-            tree = ast.parse(self.files[rel])
+            tree = pyast.parse(self.files[rel])
             voc = Vocabulary.of_module(self.files[rel], tree)
             voc.project = self.vocab
             self._modules[rel] = (voc, tree)

@@ -16,7 +16,6 @@ with at least two kept facts, one of them vocabulary-based and not mentioned by 
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -29,6 +28,7 @@ from typing import Any
 from benchmarks.locoeval.verified.facts import BodyFacts, Fact, FactSite
 from benchmarks.locoeval.verified.source import dedent_body, norm
 from benchmarks.locoeval.verified.validity import SIBLING_LIMIT, token_in_text
+from reconmem.platform import pyast
 
 MAX_FACTS = 3
 MIN_FACTS = 2
@@ -147,7 +147,7 @@ def distractor_eligible(fact: Fact) -> bool:
 
 def _static_reason(fact: Fact, prose: str, signature: str, in_snapshot: Callable[[str], list[str]]) -> str | None:
     try:
-        ast.parse(fact.counterfactual_body)
+        pyast.parse(fact.counterfactual_body)
     except SyntaxError:
         return "counterfactual does not parse"
     if fact.kind in PROSE_EXEMPT:

@@ -42,6 +42,7 @@ from benchmarks.locoeval.verified.validity import (SIBLING_LIMIT, Figures, Sibli
                                                    docstring_overlap, indexed, mentioned, target_docstring,
                                                    visible_targets)
 from benchmarks.runs import run_pool
+from reconmem.platform import pyast
 
 ORACLE_CHECKS = ("reference", "blank", "distractor", "counterfactual", "alternative")
 STATIC_CHECKS = ("grounding", "stated", "revised")
@@ -116,7 +117,7 @@ def grounding_checks(req: Any, ver: dict[str, Any], ref: dict[str, Any]) -> list
     alt = (ver.get("alternative") or {}).get("body", "")
     if alt:
         try:
-            same = ast.dump(ast.parse(alt)) == ast.dump(ast.parse(textwrap.dedent(ref["body"])))
+            same = ast.dump(pyast.parse(alt)) == ast.dump(pyast.parse(textwrap.dedent(ref["body"])))
         except SyntaxError as exc:
             fails.append(("alternative", f"does not parse: {exc.msg}"))
         else:

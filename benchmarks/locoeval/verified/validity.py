@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.locoeval.verified.source import norm
+from reconmem.platform import pyast
 
 SIBLING_LIMIT = 0.7
 MAX_FILE_BYTES = 2_000_000
@@ -113,7 +114,7 @@ def body_tokens(body: str) -> list[str]:
 def _function_bodies(text: str) -> list[tuple[int, list[str]]]:
     """(def line, body tokens) of every function in a module (docstrings excluded)."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError):
         return []
     lines = text.splitlines()
@@ -190,7 +191,7 @@ def token_in_text(token: str, text: str) -> bool:
     t = token.strip()
     if len(t) >= 2 and t[0] in "'\"" and t[-1] == t[0]:
         try:
-            value = ast.literal_eval(t)
+            value = pyast.literal_eval(t)
         except (ValueError, SyntaxError):
             value = t[1:-1]
         if not isinstance(value, str) or len(value.strip()) < 2:
@@ -215,7 +216,7 @@ def target_docstring(file_text: str, qual: list[str]) -> str:
     from benchmarks.locoeval.repo import find_function
 
     try:
-        func = find_function(ast.parse(file_text), qual)
+        func = find_function(pyast.parse(file_text), qual)
     except SyntaxError:
         return ""
     return (ast.get_docstring(func) or "") if func is not None else ""
