@@ -11,7 +11,8 @@ Input: ``RunSet.tasks_frame(benchmark)`` (one row per task of every scored sampl
 tasks failed). Table 1 prints the floor, ceiling and headroom beside the methods when bracket runs
 are present (:func:`table1_columns`, :func:`table1_values`); :func:`brackets_table` is the
 standalone table (``python -m scripts.brackets`` prints it) with the paired difference over the
-tasks both brackets were scored on and its repository-cluster bootstrap CI.
+tasks both brackets were scored on (repeat i of one with repeat i of the other) and its
+repository-cluster bootstrap CI.
 """
 
 from __future__ import annotations
@@ -22,12 +23,11 @@ import pandas as pd
 
 from benchmarks.analysis import labels
 from benchmarks.analysis.render import MISSING, Block, Table, fmt_num, is_missing
-from benchmarks.analysis.stats import paired_bootstrap
+from benchmarks.analysis.stats import PAIR_KEYS, paired_pass_difference
 
 FLOOR, CEILING, BRACKETS = labels.FLOOR, labels.CEILING, labels.BRACKETS
 ALL = "all"
 NAN = float("nan")
-KEYS = ["backbone", "sample_id", "req_id"]
 HEADROOM_NOTE = ("Memory headroom = Pass@1 of Oracle Context (ceiling: the task's requirement and ground-truth items "
                  "as the user stated them) − Pass@1 of No Memory (floor: the current turn and the same repository "
                  "context), in pp; † = the two brackets were scored on different tasks.")
@@ -52,7 +52,7 @@ def pass_cell(tasks: pd.DataFrame, method: str, backbones: Sequence[str], subset
                if "errored" in sel else 0)
     return {"pass1": 100.0 * float(sel["passed"].mean()), "n_tasks": int(len(sel)), "n_passed": int(sel["passed"].sum()),
             "n_samples": int(sel[["backbone", "sample_id"]].drop_duplicates().shape[0]), "n_errored": int(errored),
-            "keys": frozenset(map(tuple, sel[KEYS].astype(str).to_numpy()))}
+            "keys": frozenset(map(tuple, sel[[k for k in PAIR_KEYS if k in sel]].astype(str).to_numpy()))}
 
 
 def bracket_cells(tasks: pd.DataFrame, backbones: Sequence[str], subset: str | None) -> dict[str, Any]:
@@ -86,15 +86,10 @@ def table1_rows(cells: dict[str, Any], subset: str, backbone: str) -> list[dict[
 
 def _paired(tasks: pd.DataFrame, backbones: Sequence[str], subset: str | None, n_resamples: int,
             seed: int) -> dict[str, Any]:
-    ceiling = _select(tasks, CEILING, backbones, subset)[KEYS + ["passed", "repo_cluster"]]
-    floor = _select(tasks, FLOOR, backbones, subset)[KEYS + ["passed"]]
-    both = ceiling.merge(floor, on=KEYS, suffixes=("_c", "_f"))
-    if both.empty:
-        return {"paired_pp": NAN, "ci_low_pp": NAN, "ci_high_pp": NAN, "p_value": NAN, "n_paired": 0}
-    res = paired_bootstrap(both["passed_c"].to_numpy(), both["passed_f"].to_numpy(),
-                           clusters=both["repo_cluster"].astype(str).to_numpy(), n_resamples=n_resamples, seed=seed)
-    return {"paired_pp": 100 * res.difference, "ci_low_pp": 100 * res.low, "ci_high_pp": 100 * res.high,
-            "p_value": res.p_value, "n_paired": res.n_items}
+    """Ceiling − floor over the tasks (and repeats) both brackets were scored on."""
+    sel = pd.concat([_select(tasks, m, backbones, subset) for m in (CEILING, FLOOR)])
+    out = paired_pass_difference(sel, CEILING, FLOOR, n_resamples=n_resamples, seed=seed)
+    return {"paired_pp": out.pop("paired_diff_pp"), **out}
 
 
 def recovered_share(method_pass1: float, cells: dict[str, Any]) -> float:

@@ -8,6 +8,9 @@
   optionally clustered by repository.
 * :func:`paired_statistic_bootstrap` — the same for any statistic of paired rows (e.g. the
   difference of two compression ratios, each a ratio of sums over the same samples; Table 6).
+* :func:`paired_tasks` / :func:`paired_pass_difference` — the one pairing of two methods' task
+  outcomes in a tasks frame (one row per backbone, sample, task and repeat) and its paired bootstrap
+  in percentage points: Table 1's and Table 6's Δ, the brackets' headroom.
 * :func:`mcnemar` — exact McNemar test of two paired binary outcomes (e.g. correct / not correct
   of two methods on the same CAB issues; Table 2).
 """
@@ -16,9 +19,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,44 @@ def paired_statistic_bootstrap(rows: Sequence[Any] | np.ndarray, statistic: Call
     return PairedDifference(difference=float(ci.estimate), low=float(ci.low), high=float(ci.high), p_value=p,
                             n_items=ci.n_units, n_clusters=ci.n_clusters, n_resamples=n_resamples,
                             confidence=confidence)
+
+
+PAIR_KEYS = ("backbone", "sample_id", "req_id", "repeat")  # one paired row per task and repeat
+PAIRED_EMPTY = {"paired_diff_pp": float("nan"), "ci_low_pp": float("nan"), "ci_high_pp": float("nan"),
+                "p_value": float("nan"), "n_paired": 0}
+
+
+def paired_tasks(tasks: "pd.DataFrame", a: str, b: str) -> "pd.DataFrame":
+    """The tasks both ``a`` and ``b`` were scored on, one row per (backbone, sample, task, repeat):
+    ``passed_a``, ``passed_b`` and ``repo_cluster`` (a's). Repeat i of ``a`` pairs with repeat i of
+    ``b`` only (a frame without a ``repeat`` column is one repeat). A method with two rows of the same
+    key is a ``ValueError`` (its runs were merged wrongly)."""
+    keys = [k for k in PAIR_KEYS if k in tasks]
+    sides = []
+    for method, suffix in ((a, "_a"), (b, "_b")):
+        rows = tasks[tasks["method"] == method]
+        dup = rows.duplicated(keys)
+        if dup.any():
+            first = rows[dup].iloc[0]
+            raise ValueError(f"paired_tasks: method {method} has more than one row for "
+                             + ", ".join(f"{k}={first[k]}" for k in keys))
+        cols = keys + ["passed"] + (["repo_cluster"] if suffix == "_a" else [])
+        sides.append(rows[cols].rename(columns={"passed": f"passed{suffix}"}))
+    return sides[0].merge(sides[1], on=keys)
+
+
+def paired_pass_difference(tasks: "pd.DataFrame", a: str, b: str, *, n_resamples: int = 2000,
+                           seed: int | np.random.Generator | None = 0) -> dict[str, Any]:
+    """Pass@1(a) − Pass@1(b) in pp over :func:`paired_tasks`, with its 95% percentile interval and
+    two-sided p from a paired bootstrap clustered by repository (``paired_diff_pp``, ``ci_low_pp``,
+    ``ci_high_pp``, ``p_value``, ``n_paired``: the paired rows); :data:`PAIRED_EMPTY` without any."""
+    both = paired_tasks(tasks, a, b)
+    if both.empty:
+        return dict(PAIRED_EMPTY)
+    res = paired_bootstrap(both["passed_a"].to_numpy(), both["passed_b"].to_numpy(),
+                           clusters=both["repo_cluster"].astype(str).to_numpy(), n_resamples=n_resamples, seed=seed)
+    return {"paired_diff_pp": 100 * res.difference, "ci_low_pp": 100 * res.low, "ci_high_pp": 100 * res.high,
+            "p_value": res.p_value, "n_paired": res.n_items}
 
 
 @dataclass(frozen=True)

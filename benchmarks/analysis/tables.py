@@ -5,14 +5,20 @@ Inputs are ``RunSet.tasks_frame(benchmark)`` (every task of every scored sample;
 sample's tasks are failed rows with ``errored`` true) and ``RunSet.samples_frame(benchmark)``
 (one row per sample with token and cost sums). What is counted (docs/RECORDS.md):
 
+* Tables 1 and 6 compare their methods over the samples *every compared method of the row* (same
+  backbone, same subset, every repeat) was scored on: the intersection of the runs' selections,
+  errored and missing samples included (:func:`compared_samples`); a run that selected more
+  (``run.limit`` / ``run.ids`` elsewhere) is cut to them and named in the notes. Pass@1, the
+  strongest baseline, Δ and its paired bootstrap all come from those tasks.
 * Pass@1 of a cell = passed tasks / all tasks of the method's scored samples in that cell: a
   sample that errored after the run's retries counts its tasks as failed and is shown in the
-  ``Err.`` column next to the score. A cell over fewer samples than the best-covered method of
-  its row (a sample missing or unfinished) carries a ``†``.
-* CR(M) = Σ input tokens of Full / Σ input tokens of M, both summed over the samples that *every
-  compared method of the row* finished ``ok`` (same backbone, same subset); the table prints that
-  count. Mock-user / judge / coverage-judge calls excluded. Token and cost tables use the same
-  common samples (an errored sample's tokens are partial).
+  ``Err.`` column next to the score.
+* CR(M) = Σ input tokens of Full History under M's code retriever (:func:`cr_reference`:
+  ``full`` for dense, ``full_bm25`` for a BM25 run, ...) / Σ input tokens of M, both summed over
+  the samples that *every compared method of the row* finished ``ok`` (same backbone, same
+  subset); the table prints that count; without that Full run CR is missing (—). Mock-user /
+  judge / coverage-judge calls excluded. Token and cost tables use the same common samples (an
+  errored sample's tokens are partial).
 * Overall / Average rows need the method on every backbone of the block, else they are missing.
 """
 
@@ -26,22 +32,26 @@ import pandas as pd
 from benchmarks.analysis import brackets, labels
 from benchmarks.analysis.render import (MISSING, Block, Table, fmt_count, fmt_delta, fmt_num, fmt_ratio,
                                         fmt_tokens_k, fmt_usd, is_missing)
-from benchmarks.analysis.stats import paired_bootstrap, paired_statistic_bootstrap
+from benchmarks.analysis.stats import PAIRED_EMPTY, paired_pass_difference, paired_statistic_bootstrap
 from benchmarks.analysis.tokens import RECONMEM_STAGES, STAGE_LABELS, is_counted
 from reconmem.memory.budgets import BUDGET_NAMES, RECALL_BUDGET_NAMES
 
 OVERALL = "overall"
 NAN = float("nan")
-DAGGER = "†"
-DAGGER_NOTE = (f"{DAGGER} computed over fewer samples than another method of the row (a sample missing or "
-               "unfinished for this method); see n_samples in the CSV and the validity block.")
 INCOMPLETE = "‡"
 INCOMPLETE_NOTE = (f"Miss. = selected samples (the run manifest's selection) without a finished record - no result.json, "
                    f"or interrupted: their tasks count as failed; {INCOMPLETE} marks a cell with any (the method is "
                    "incomplete there: it is never taken as the strongest baseline, and a Δ involving it carries the mark).")
 ERRORED_NOTE = ("Err. = samples that still errored after the run's retries: their tasks count as failed in Pass@1 "
                 "(the denominator is every task of every scored sample).")
-REFERENCE = "full"
+REFERENCE = "full"  # the CR reference of a dense run; a retriever variant's is its own Full (cr_reference)
+
+
+def cr_reference(method: str) -> str:
+    """The run a method's CR is measured against: Full History under the same code retriever
+    (``reconmem`` -> ``full``, ``reconmem_bm25`` -> ``full_bm25``; the naming of
+    ``benchmarks.harness.with_retriever_identity``)."""
+    return REFERENCE + method[len(labels.base_method(method)):]
 
 
 def _scored(samples: pd.DataFrame) -> pd.Series:
@@ -133,14 +143,55 @@ def fmt_mean_sd(mean: Any, sd: Any, n: int, fmt: Any = fmt_num, digits: int = 3)
 
 
 def compared_methods(samples: pd.DataFrame, methods: Sequence[str], backbone: str, subset: str | None) -> list[str]:
-    """The methods of ``methods`` (plus Full, the CR reference) with a scored sample in the row."""
+    """The methods of ``methods`` (plus their CR references) with a scored sample in the row."""
     if samples.empty:
         return []
     sel = samples[_scored(samples) & (samples["backbone"] == backbone)]
     if subset is not None:
         sel = sel[sel["subset"] == subset]
     present = set(sel["method"])
-    return [m for m in dict.fromkeys([*methods, REFERENCE]) if m in present]
+    return [m for m in dict.fromkeys([*methods, *map(cr_reference, methods)]) if m in present]
+
+
+def compared_samples(tasks: pd.DataFrame, methods: Sequence[str], backbone: str, subset: str
+                     ) -> tuple[set[str], dict[str, int]]:
+    """The sample ids every method of ``methods`` present in the row was scored on, in each of its
+    repeats (the intersection of the runs' selections; errored and missing samples count as scored),
+    and the methods whose runs were cut to them: method -> its most samples in a repeat."""
+    sel = tasks[(tasks["backbone"] == backbone) & (tasks["subset"] == subset) & tasks["method"].isin(list(methods))]
+    if sel.empty:
+        return set(), {}
+    by_run = sel.groupby(["method", "repeat"] if "repeat" in sel else ["method"])["sample_id"].agg(set)
+    common = set.intersection(*by_run.tolist())
+    own: dict[str, int] = {}
+    for key, ids in by_run.items():
+        m = key[0] if isinstance(key, tuple) else key
+        own[m] = max(own.get(m, 0), len(ids))
+    return common, {m: own[m] for m in methods if own.get(m, 0) > len(common)}
+
+
+def compared_rows(tasks: pd.DataFrame, methods: Sequence[str], backbones: Sequence[str], subset: str
+                  ) -> tuple[dict[str, set[str]], list[str]]:
+    """:func:`compared_samples` of each backbone of a row, and one line per backbone whose runs were
+    cut to them ("Qwen3-235B: Mem0^R (4 → 2 samples)")."""
+    compared = {bb: compared_samples(tasks, methods, bb, subset) for bb in backbones}
+    cut = [f"{labels.backbone_config_label(bb)}: " + ", ".join(
+               f"{labels.method_label(m)} ({n} → {len(ids)} samples)" for m, n in over.items())
+           for bb, (ids, over) in compared.items() if over]
+    return {bb: ids for bb, (ids, _) in compared.items()}, cut
+
+
+CUT_NOTE = "compared over the samples every method of the row was scored on (the intersection of the runs' selections)"
+
+
+def _within(frame: pd.DataFrame, common: dict[str, set[str]]) -> pd.DataFrame:
+    """The rows of ``frame`` whose (backbone, sample id) is in ``common`` (backbone -> sample ids),
+    plus those of an unknown subset (a missing sample of an old manifest: counted in every row)."""
+    if frame.empty:
+        return frame
+    keep = [sid in common.get(bb, ()) for bb, sid in zip(frame["backbone"], frame["sample_id"])]
+    unknown = frame["subset"].isna() if "subset" in frame else False
+    return frame[pd.Series(keep, index=frame.index) | unknown]
 
 
 def common_samples(samples: pd.DataFrame, methods: Sequence[str], backbone: str, subset: str | None) -> set[str]:
@@ -157,9 +208,11 @@ def common_samples(samples: pd.DataFrame, methods: Sequence[str], backbone: str,
 
 
 def compression_ratio(samples: pd.DataFrame, method: str, backbones: Sequence[str], subset: str | None,
-                      reference: str = REFERENCE, *, common: dict[str, set[str]] | None = None) -> dict[str, Any]:
+                      reference: str | None = None, *, common: dict[str, set[str]] | None = None) -> dict[str, Any]:
     """CR = Σ input(reference) / Σ input(method), pooled over the backbones, each over its
-    ``common[backbone]`` samples (default: the samples ok for both the method and the reference)."""
+    ``common[backbone]`` samples (default: the samples ok for both the method and the reference);
+    the reference defaults to :func:`cr_reference` (Full History under the method's retriever)."""
+    reference = reference or cr_reference(method)
     ok = _ok(samples)
     if ok.empty or "input_tokens" not in ok:
         return {"cr": NAN, "n_common": 0}
@@ -180,26 +233,9 @@ def compression_ratio(samples: pd.DataFrame, method: str, backbones: Sequence[st
 
 def _paired(tasks: pd.DataFrame, a: str, b: str, backbones: Sequence[str], subset: str, n_resamples: int,
             seed: int) -> dict[str, Any]:
-    keys = ["backbone", "sample_id", "req_id", *(["repeat"] if "repeat" in tasks else [])]
+    """Pass@1(a) − Pass@1(b) over the row's tasks (and repeats) both were scored on."""
     sel = tasks[(tasks["subset"] == subset) & tasks["backbone"].isin(list(backbones))]
-    ta = sel[sel["method"] == a][keys + ["passed", "repo_cluster"]]
-    tb = sel[sel["method"] == b][keys + ["passed"]]
-    both = ta.merge(tb, on=keys, suffixes=("_a", "_b"))
-    if both.empty:
-        return {"paired_diff_pp": NAN, "ci_low_pp": NAN, "ci_high_pp": NAN, "p_value": NAN, "n_paired": 0}
-    res = paired_bootstrap(both["passed_a"].to_numpy(), both["passed_b"].to_numpy(),
-                           clusters=both["repo_cluster"].astype(str).to_numpy(), n_resamples=n_resamples, seed=seed)
-    return {"paired_diff_pp": 100 * res.difference, "ci_low_pp": 100 * res.low, "ci_high_pp": 100 * res.high,
-            "p_value": res.p_value, "n_paired": res.n_items}
-
-
-def _dagger(n: int, n_max: int) -> str:
-    return DAGGER if 0 < n < n_max else ""
-
-
-def _marks(cell: dict[str, Any], n_max: int) -> str:
-    """``†`` (fewer samples than another method of the row) and ``‡`` (incomplete: missing samples)."""
-    return _dagger(cell.get("min_samples", cell["n_samples"]), n_max) + (INCOMPLETE if cell.get("n_missing") else "")
+    return paired_pass_difference(sel, a, b, n_resamples=n_resamples, seed=seed)
 
 
 def _unpriced(sel: pd.DataFrame) -> str:
@@ -247,15 +283,12 @@ def _table1_cells(tasks: pd.DataFrame, samples: pd.DataFrame, methods: Sequence[
 
 
 def _over_repeats(per: list[dict[str, Any]]) -> dict[str, Any]:
-    """A cell over repeats: mean ± sd of Pass@1 and CR, counts summed, the fewest samples of a repeat."""
+    """A cell over repeats: mean ± sd of Pass@1 and CR, counts summed."""
     pass1, pass1_sd, n_rep = mean_sd([c["pass1"] for c in per])
     cr, cr_sd, _ = mean_sd([c["cr"] for c in per])
-    present = [c for c in per if not is_missing(c["pass1"])]
     return {"pass1": pass1, "pass1_sd": pass1_sd, "n_repeats": n_rep, "cr": cr, "cr_sd": cr_sd,
             **{k: sum(int(c.get(k) or 0) for c in per) for k in ("n_tasks", "n_samples", "n_passed", "n_errored",
-                                                                  "n_missing", "n_common")},
-            "min_samples": min((c["n_samples"] for c in present), default=0),
-            "max_samples": max((c["n_samples"] for c in present), default=0)}
+                                                                  "n_missing", "n_common")}}
 
 
 def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METHODS,
@@ -263,8 +296,10 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
     """Pass@1 (with errored and missing counts) and CR per subset × backbone × method, the Overall
     row, Δ (pp) of ``proposed`` against the strongest *complete* baseline by overall Pass@1 in that
     subset, and a paired repository-cluster bootstrap of that difference over the tasks both methods
-    were scored on. With repeats (``run.repeat=K``) every number is the mean ± sd over the repeats
-    (each repeat scored on its own; the paired bootstrap pools the repeats' paired tasks)."""
+    were scored on. Every number of a row is over the samples every compared method of the row was
+    scored on (:func:`compared_samples`); the notes name the runs cut to them. With repeats
+    (``run.repeat=K``) every number is the mean ± sd over the repeats (each repeat scored on its own;
+    the paired bootstrap pools the repeats' paired tasks, repeat i with repeat i)."""
     baselines = [m for m in methods if m != proposed]
     repeats = repeats_of(tasks, samples)
     multi = len(repeats) > 1
@@ -273,7 +308,11 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
     notes: list[str] = []
     for subset in _subsets(tasks, samples):
         backbones = _row_backbones(tasks, samples, subset)
-        per_repeat = [_table1_cells(of_repeat(tasks, r), of_repeat(samples, r), methods, subset, backbones)
+        kept, cut = compared_rows(tasks, methods, backbones, subset)
+        if cut:
+            notes.append(f"{subset.capitalize()}: {CUT_NOTE}; runs cut to them: {'; '.join(cut)}.")
+        row_tasks, row_samples = _within(tasks, kept), _within(samples, kept)
+        per_repeat = [_table1_cells(of_repeat(row_tasks, r), of_repeat(row_samples, r), methods, subset, backbones)
                       for r in repeats]
         keys = [*((bb, m) for bb in backbones for m in methods), *((OVERALL, m) for m in methods)]
         cells = {k: _over_repeats([c[k] for c, _ in per_repeat]) for k in keys}
@@ -296,7 +335,6 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
         display: list[list[str]] = []
         for bb in [*backbones, OVERALL]:
             row_bbs = backbones if bb == OVERALL else [bb]
-            n_max = max((cells[(bb, m)]["max_samples"] for m in methods), default=0)
             n_common = sum(len(common[b]) for b in row_bbs)
             line = [labels.backbone_label(bb) if bb != OVERALL else "Overall"]
             row_index: dict[str, int] = {}
@@ -304,7 +342,7 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
                 row_index[m] = len(rows)
                 c = cells[(bb, m)]
                 has = not is_missing(c["pass1"])
-                mark = _marks(c, n_max) if has else ""
+                mark = INCOMPLETE if has and c["n_missing"] else ""
                 line += [fmt_mean_sd(c["pass1"], c["pass1_sd"], c["n_repeats"]) + mark,
                          fmt_count(c["n_errored"]) if has else MISSING, fmt_count(c["n_missing"]) if has else MISSING,
                          fmt_mean_sd(c["cr"], c["cr_sd"], c["n_repeats"], fmt_ratio, 1)]
@@ -312,13 +350,14 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
                              "pass1_sd": c["pass1_sd"], "cr": c["cr"], "cr_sd": c["cr_sd"], "n_repeats": c["n_repeats"],
                              "n_tasks": c["n_tasks"], "n_samples": c["n_samples"], "n_errored": c["n_errored"],
                              "n_missing": c["n_missing"], "incomplete": bool(c["n_missing"]),
-                             "n_cr_samples": c.get("n_common", 0), "n_common_samples": n_common})
+                             "n_cr_samples": c.get("n_common", 0), "n_common_samples": n_common,
+                             "n_compared_samples": sum(len(kept[b]) for b in row_bbs)})
             delta = delta_sd = NAN
-            paired = {"paired_diff_pp": NAN, "ci_low_pp": NAN, "ci_high_pp": NAN, "p_value": NAN, "n_paired": 0}
+            paired = dict(PAIRED_EMPTY)
             if best is not None and proposed in row_index:
                 delta, delta_sd, _ = mean_sd([c[(bb, proposed)]["pass1"] - c[(bb, best)]["pass1"] for c, _ in per_repeat])
                 if not is_missing(delta):
-                    paired = _paired(tasks, proposed, best, row_bbs, subset, n_resamples, seed)
+                    paired = _paired(row_tasks, proposed, best, row_bbs, subset, n_resamples, seed)
             mark = INCOMPLETE if proposed in row_index and cells[(bb, proposed)]["n_missing"] and not is_missing(delta) else ""
             if proposed in row_index:
                 rows[row_index[proposed]].update({"baseline": best, "delta_pp": delta, "delta_sd_pp": delta_sd, **paired})
@@ -333,24 +372,25 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
                 rows += brackets.table1_rows(bracket_cells, subset, bb)
             display.append(line)
         blocks.append(Block(columns=columns, rows=display, heading=subset.capitalize()))
-    notes.insert(0, "Pass@1 in % over every task of every scored sample. " + ERRORED_NOTE + " " + INCOMPLETE_NOTE)
+    notes.insert(0, "Pass@1 in % over every task of the samples every compared method of the row was scored on (the "
+                    "intersection of the runs' selections). " + ERRORED_NOTE + " " + INCOMPLETE_NOTE)
     if multi:
         notes.insert(1, f"Repeats: {len(repeats)} (run.repeat; repeats {', '.join(map(str, repeats))}). Pass@1, CR and Δ "
                         "are the mean ± sample sd over the repeats, each repeat scored on its own; Err. and Miss. "
                         "count sample-runs over all repeats; the paired bootstrap pools the repeats' paired tasks.")
-    notes.append("CR = cumulative input tokens of Full / of the method over the samples that every compared method "
-                 "of the row finished ok (their number: CR samples); mock-user and judge calls excluded. Overall = "
-                 "pooled over the backbones of the block, shown only when the method has every backbone.")
+    notes.append("CR = cumulative input tokens of Full History under the method's code retriever (Full History (BM25) "
+                 "for a BM25 run; — when that run is absent) / of the method over the samples that every compared "
+                 "method of the row finished ok (their number: CR samples); mock-user and judge calls excluded. "
+                 "Overall = pooled over the backbones of the block, shown only when the method has every backbone.")
     notes.append(f"Δ = {labels.method_label(proposed)} − strongest complete baseline by overall Pass@1 (pp). Paired Δ: "
                  f"the same difference over the tasks both were scored on, 95% percentile CI from {n_resamples} "
                  "repository-cluster bootstrap resamples, two-sided bootstrap p.")
-    notes.append(DAGGER_NOTE)
     if brackets.present(tasks):
         notes.append(brackets.HEADROOM_NOTE)
     data = pd.DataFrame(rows, columns=["subset", "backbone", "method", "pass1", "pass1_sd", "cr", "cr_sd", "n_repeats",
                                        "n_tasks", "n_samples", "n_errored", "n_missing", "incomplete", "n_cr_samples",
-                                       "n_common_samples", "baseline", "delta_pp", "delta_sd_pp", "paired_diff_pp",
-                                       "ci_low_pp", "ci_high_pp", "p_value", "n_paired"])
+                                       "n_common_samples", "n_compared_samples", "baseline", "delta_pp", "delta_sd_pp",
+                                       "paired_diff_pp", "ci_low_pp", "ci_high_pp", "p_value", "n_paired"])
     return Table("table1", "Table 1. Pass@1 (%) and compression ratio (CR) on LoCoEval", data, blocks, notes)
 
 
@@ -571,7 +611,15 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
     rows, blocks = [], []
     matched_rows: dict[str, list[str]] = {"matched": [], "unmatched": [], "uncalibrated": []}
     tolerances: set[float] = set()
+    cut_notes: list[str] = []
+    all_tasks, all_samples = tasks, samples
     for bb in chosen:
+        kept: set[str] = set()
+        for s in subsets:
+            ids, cut = compared_rows(all_tasks, methods, [bb], s)
+            kept |= ids[bb]
+            cut_notes += [f"{s.capitalize()}, {line}" for line in cut]
+        tasks, samples = _within(all_tasks, {bb: kept}), _within(all_samples, {bb: kept})
         columns = [("Method", ""), ("Budgets", BUDGETS_HEADER)]
         for s in subsets:
             columns += [(s.capitalize(), "Pass@1"), (s.capitalize(), "p"), (s.capitalize(), "Err."),
@@ -608,12 +656,11 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
             line = [labels.method_label(m), f"{_budget_text(b)} {label}".strip()]
             for s, gap in zip(subsets, gaps):
                 c, ref = cells[(m, s)], cells[(reference, s)]
-                n_max = max(cells[(x, s)]["max_samples"] for x in methods)
                 delta, delta_sd, _ = (mean_sd([cr[(m, s)]["pass1"] - cr[(reference, s)]["pass1"] for cr, _ in per_repeat])
                                       if m != reference else (NAN, NAN, 0))
                 cr_change = 100 * gap if not is_missing(gap) else NAN
                 has = not is_missing(c["pass1"])
-                paired = {"paired_diff_pp": NAN, "ci_low_pp": NAN, "ci_high_pp": NAN, "p_value": NAN, "n_paired": 0}
+                paired = dict(PAIRED_EMPTY)
                 pcr = {"cr_diff": NAN, "cr_ci_low": NAN, "cr_ci_high": NAN, "cr_p_value": NAN, "cr_n_paired": 0}
                 if m != reference and has:
                     if not is_missing(delta):
@@ -630,7 +677,7 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
                 mark = INCOMPLETE if (c["n_missing"] or ref["n_missing"]) and m != reference else ""
                 text = fmt_mean_sd(c["pass1"], c["pass1_sd"], c["n_repeats"])
                 if has:
-                    text += _marks(c, n_max)
+                    text += INCOMPLETE if c["n_missing"] else ""
                     if m != reference and not is_missing(delta):
                         text += " " + fmt_mean_sd(delta, delta_sd, c["n_repeats"], fmt_delta) + mark
                 line += [text, _p(paired["p_value"]) if m != reference and has else MISSING,
@@ -672,7 +719,9 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
              f"CR-matched rows: {', '.join(matched_rows['matched']) or 'none'} ({tol_text}); calibrated but outside the "
              f"tolerance: {', '.join(matched_rows['unmatched']) or 'none'}; ReConMem's budgets (not calibrated): "
              f"{', '.join(matched_rows['uncalibrated']) or 'none'}.",
-             ERRORED_NOTE, INCOMPLETE_NOTE, DAGGER_NOTE]
+             ERRORED_NOTE, INCOMPLETE_NOTE]
+    if cut_notes:
+        notes.append(f"Each subset {CUT_NOTE}; runs cut to them: {'; '.join(cut_notes)}.")
     if len(repeats) > 1:
         notes.insert(1, f"Repeats: {len(repeats)}; Pass@1, Δ and CR are mean ± sd over the repeats; the paired tests pool "
                         "the repeats' paired tasks / samples.")

@@ -119,13 +119,26 @@ def test_table1_missing_cells_are_missing(frames):
     assert "Mem0$^{R}$" in tex and " -- " in tex
 
 
-def test_table1_dagger_marks_a_cell_with_a_missing_sample(frames):
+def test_table1_cuts_every_method_to_a_narrower_selection(frames):
+    """Mem0^R / Qwen3 scored without s3 (a selection that left it out): the multi-hop row compares every method
+    over s4 alone. Before, Mem0^R's 0.000† over s4 stood beside the others' Pass@1 over s3 + s4."""
     tasks, samples = frames
     keep = ~((tasks.method == "mem0r") & (tasks.backbone == "qwen3_235b") & (tasks.sample_id == "s3"))
     t = tables.table1(tasks[keep], samples[~((samples.method == "mem0r") & (samples.backbone == "qwen3_235b")
                                              & (samples.sample_id == "s3"))], n_resamples=50)
-    assert cell(t.data, "multi-hop", "qwen3_235b", "mem0r", "n_samples") == 1
-    assert "0.000†" in t.to_markdown() and r"$^\dagger$" in t.to_latex()
+    for m in ("full", "vanilla_rag", "mem0r", "reconmem"):
+        assert cell(t.data, "multi-hop", "qwen3_235b", m, "n_samples") == 1, m
+        assert cell(t.data, "multi-hop", "qwen3_235b", m, "n_compared_samples") == 1
+    assert cell(t.data, "multi-hop", "qwen3_235b", "full", "pass1") == pytest.approx(0)  # s4 [F, F]; with s3: 20
+    assert cell(t.data, "multi-hop", "qwen3_235b", "reconmem", "pass1") == pytest.approx(50)  # s4 [T, F]
+    assert cell(t.data, "multi-hop", "gpt5_mini", "full", "n_samples") == 2  # the other backbone keeps s3 + s4
+    assert cell(t.data, "single-hop", "qwen3_235b", "full", "n_samples") == 2
+    md = t.to_markdown()
+    assert "†" not in md and r"$^\dagger$" not in t.to_latex()
+    assert ("Multi-hop: compared over the samples every method of the row was scored on (the intersection of the "
+            "runs' selections); runs cut to them: Qwen3-235B: Full History (2 → 1 samples), Vanilla RAG (2 → 1 "
+            "samples), ReConMem (2 → 1 samples).") in md
+    assert "Single-hop: compared over" not in md
 
 
 def test_table1_delta_against_strongest_baseline_and_paired_bootstrap(frames):
