@@ -3,6 +3,7 @@
     python -m scripts.make_verified_locoeval [--deveval-data PATH] [--out-dir DIR] [--projects ...]
                                              [--min-usable 4] [--tasks 330] [--seed 0] [--workers 1]
                                              [--filter-runs RUN_DIR ...] [--static-only]
+    python -m scripts.make_verified_locoeval v1 [the first generator's options; v1 --help]
 
 Deterministic (no LLM): facts of the reference bodies with counterfactuals from each project's own
 vocabulary, kept only when a counterfactual fails the task's DevEval tests; every manifest project
@@ -10,6 +11,8 @@ with enough oracle-validated tasks takes part. Test outcomes are cached on disk,
 run resumes and a rerun repeats no test. ``--filter-runs`` drops the tasks that a ``no_memory`` run
 solved (the repository and the model alone). What, how and why: ``benchmarks/locoeval/verified/generate.py``
 and docs/locoeval.md. Check the result with ``python -m scripts.validate_locoeval --samples <out-dir>/samples.jsonl``.
+``v1`` runs the first set's generator as it was at commit 010fcb4, read from the git history
+(:mod:`benchmarks.locoeval.verified.first_set`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,15 @@ set_offline_env()
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["v1"]:
+        from benchmarks.locoeval.verified.first_set import HistoryUnavailable, run_first_generator
+
+        try:
+            return run_first_generator(argv[1:])
+        except HistoryUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     ap = argparse.ArgumentParser(prog="python -m scripts.make_verified_locoeval", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--deveval-data", type=Path, default=os.environ.get("RECONMEM_DEVEVAL_DATA"),
