@@ -2,14 +2,18 @@
 
     python -m scripts.map_deveval [--data data.jsonl] [--projects NAME ...] [--min-tasks N]
                                   [--out results/deveval/mapping] [--manifest-out PATH]
-                                  [--workers 2] [--docker] [--report-only]
+                                  [--workers 2] [--docker] [--report-only] [--remap]
+                                  [--install-os-packages]
 
 Projects are taken largest first; the shipped manifest's projects are kept as they are. Each
 project's progress is a state file under ``<out>/projects/``, so a stopped run resumes where it
 was. After every project the report (``<out>/report.json``, ``<out>/report.md``: one row per DevEval
 project, mapped or the reason it is not) and the manifest (``--manifest-out``, default the shipped
 ``benchmarks/deveval/data/pypi_sources.json``) are rewritten. ``--docker`` also re-runs each mapped
-project's usable tasks in Docker and records the agreement in its entry. How:
+project's usable tasks in Docker and records the agreement in its entry. ``--remap`` maps again
+the projects that are not mapped, mapped to a release after the cut-off, or named in
+``--projects``; a replaced entry is kept in ``<manifest>.superseded.json``. ``--install-os-packages``
+lets a failed build ``apt-get install`` the Debian packages its log names (root). How:
 :mod:`benchmarks.deveval.mapping`.
 """
 
@@ -39,6 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docker-only", action="store_true",
                     help="only the Docker pass, over projects whose local mapping is done")
     ap.add_argument("--report-only", action="store_true", help="rewrite the report and manifest from the state files")
+    ap.add_argument("--remap", action="store_true",
+                    help="map again the selected projects that are not mapped, mapped to a release after the "
+                         "cut-off, or named in --projects (old entries kept in <manifest>.superseded.json)")
+    ap.add_argument("--install-os-packages", action="store_true",
+                    help="apt-get install the Debian packages a failed build names (root only)")
     args = ap.parse_args(argv)
     try:
         summ = map_projects(MappingOptions(**vars(args)))

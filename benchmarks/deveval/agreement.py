@@ -12,11 +12,14 @@ from pathlib import Path
 
 from benchmarks.deveval.evaluate import NEEDS_NETWORK_FIELD, needs_network
 
+# A test that needs the network: a failed name lookup or connection, or a ``pip install`` it runs
+# itself (e.g. python-for-android's get_package_name builds a package in a fresh environment).
 NETWORK_ERROR = re.compile(
     r"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
-    r"No address associated with hostname|nodename nor servname|getaddrinfo failed|socket\.gaierror|"
+    r"No address associated with hostname|nodename nor servname|getaddrinfo failed|socket\.gaierror|gaierror|"
     r"Failed to establish a new connection|NewConnectionError|urlopen error|Could not resolve host|"
-    r"ConnectionRefusedError|Connection refused|MaxRetryError", re.I)
+    r"ConnectionRefusedError|Connection refused|MaxRetryError|"
+    r"CalledProcessError: Command '\[[^\]]*'-m', 'pip',[^\]]*'install'", re.I)
 
 
 def _usable(result: dict) -> bool:

@@ -249,11 +249,14 @@ def parse_project_entry(rec: dict, where: str) -> ProjectEntry:
 
 
 class Manifest:
-    """A list of :class:`ProjectEntry`, looked up by project path, PyPI name or task namespace."""
+    """A list of :class:`ProjectEntry`, looked up by project path, PyPI name or task namespace.
+    ``superseded``: entries a remapping replaced, found only by :meth:`for_repo_spec` at their version."""
 
-    def __init__(self, entries: list[ProjectEntry], path: Path | None = None):
+    def __init__(self, entries: list[ProjectEntry], path: Path | None = None,
+                 superseded: list[ProjectEntry] | None = None):
         self.entries = entries
         self.path = path
+        self.superseded = superseded or []
         self._by_project = {e.project_path: e for e in entries}
 
     def __iter__(self):
@@ -272,6 +275,9 @@ class Manifest:
         name, version = (repo_spec.get("name") or "").lower(), repo_spec.get("version")
         for e in self.entries:
             if e.pypi_name.lower() == name and (version is None or e.version == version):
+                return e
+        for e in self.superseded:
+            if e.pypi_name.lower() == name and e.version == version:
                 return e
         return None
 
@@ -302,7 +308,17 @@ def load_manifest(path: str | Path | None = None) -> Manifest:
         raise TaskDataError(f"{path}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
     if not isinstance(data, list):
         raise TaskDataError(f"{path}: expected a list of project entries")
-    return Manifest([parse_project_entry(rec, f"{path} entry {i}") for i, rec in enumerate(data)], Path(path))
+    old = superseded_path(path)
+    superseded = load_manifest(old).entries if old.exists() and old != Path(path) else []
+    return Manifest([parse_project_entry(rec, f"{path} entry {i}") for i, rec in enumerate(data)], Path(path),
+                    superseded)
+
+
+def superseded_path(manifest_path: str | Path) -> Path:
+    """Where a manifest's superseded entries are kept: ``<name>.superseded.json`` beside it."""
+    p = Path(manifest_path)
+    return p.with_name(p.name[:-len(".json")] + ".superseded.json" if p.name.endswith(".json")
+                       else p.name + ".superseded.json")
 
 
 def env_spec_for(entry: ProjectEntry, *, sdist_archive: Path | None = None):

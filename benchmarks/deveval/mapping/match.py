@@ -4,13 +4,15 @@ A task matches a tree when its file exists, its function is found by qualified n
 DevEval's exact lines (``position``) or as the only same-named definition with the same span
 (``name``, every line shifted by one offset), the body starts after the signature or docstring
 and no later than the first real statement, and every test file the task names exists. Within
-a project the version with the most matches wins; ties go to more ``position`` matches.
+a project the version with the most matches wins; ties go to more ``position`` matches, then to
+the upload nearest the snapshots' collection date.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import asdict, dataclass
+from datetime import date
 from pathlib import Path
 
 from benchmarks.deveval.providers import FINGERPRINT_NAME, definitions_for
@@ -129,9 +131,22 @@ def match_version(root: Path, tasks: list[DevEvalTask]) -> tuple[dict, list[Task
     return counts, matches
 
 
-def best_version(compared: dict[str, dict]) -> str | None:
-    """The key of ``compared`` with the most full matches (ties: more by-position), or None if none match."""
+def days_between(upload_time: str, day: str) -> int:
+    """Whole days between an ISO upload time and an ISO date (``YYYY-MM-DD``), either direction."""
+    return abs((date.fromisoformat(upload_time[:10]) - date.fromisoformat(day[:10])).days)
+
+
+def best_version(compared: dict[str, dict], collected: str | None = None) -> str | None:
+    """The key of ``compared`` with the most full matches, then the most by-position matches, then
+    (when ``collected`` is given and entries carry ``upload_time``) the upload nearest ``collected``;
+    None if nothing matches."""
     if not compared:
         return None
-    key = max(compared, key=lambda k: (compared[k]["full_match"], compared[k]["by_position"]))
+
+    def rank(k: str):
+        c = compared[k]
+        near = -days_between(c["upload_time"], collected) if collected and c.get("upload_time") else 0
+        return c["full_match"], c["by_position"], near, c.get("upload_time") or ""
+
+    key = max(compared, key=rank)
     return key if compared[key]["full_match"] > 0 else None

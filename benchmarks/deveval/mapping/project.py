@@ -1,11 +1,18 @@
 """Map one DevEval project onto a PyPI sdist, end to end, resumable through a per-project state file.
 
-Steps: candidate sdists (the latest before the cut-off, widening to older ones while the oldest
-looked at is the best) -> task matching -> test requirements resolved and pinned -> environment
-built -> a probe of a few reference runs whose logs suggest missing plugins, modules or commands
-(at most :data:`FIX_ROUNDS` rebuilds) -> the oracle on every matched task (reference passes,
-blank fails) -> a re-run sample. The result is a manifest entry in ``pypi_sources.json`` format,
-or a reason with the numbers behind it.
+Steps: candidate sdists (every release uploaded up to the cut-off, under every name the project
+was published as, nearest the collection date first) -> task matching -> test requirements
+resolved and pinned -> environment built (a failed install is retried with the OS packages its
+log names, then without the optional test extras) -> a probe of a few reference runs whose logs
+suggest missing plugins, modules, commands or an obsolete pinned test runner (at most
+:data:`FIX_ROUNDS` rebuilds) -> the oracle on every matched task (reference passes, blank fails)
+-> a re-run sample. The result is a manifest entry in ``pypi_sources.json`` format, or a reason
+with the numbers behind it.
+
+Which release: the most fully matching tasks, then the most matched at DevEval's own lines
+(``position``), then the upload nearest :data:`COLLECTED`. The search visits releases nearest
+:data:`COLLECTED` first and stops only at a release matching every task at DevEval's lines (no
+release farther away can beat it); otherwise it compares every release up to :data:`CUTOFF`.
 """
 
 from __future__ import annotations
@@ -14,11 +21,15 @@ import json
 import platform
 import re
 import statistics
+import tarfile
 import time
+import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from pathlib import Path
 
+from benchmarks.deveval.agreement import NETWORK_ERROR
 from benchmarks.deveval.evaluate import oracle_task
 from benchmarks.deveval.tasks import DevEvalTask, TaskLocation
 from benchmarks.records import atomic_write_json
@@ -28,15 +39,21 @@ from reconmem.platform.downloads import DownloadError
 
 from . import match, pypi
 from .requirements import (PYTEST_SPEC, ResolveError, declared_requirements, fixes_from_log, heavy,
-                           imported_modules, local_modules, resolve, third_party)
+                           imported_modules, install_os_packages, local_modules, missing_os_packages,
+                           obsolete_runner, os_packages_from_build_log, resolve, third_party, unpin_runner)
 
-CUTOFF = "2024-06-30"            # DevEval's release (arXiv 2405.19856, May 2024): snapshots predate it
-EXCLUDE_NEWER = "2024-06-01"     # dependencies as the index stood then
+# DevEval's release: arXiv 2405.19856 v1 (2024-05-30; the data went up on GitHub on 2024-06-20).
+# No release uploaded after it is chosen.
+CUTOFF = "2024-05-30"
+# The snapshots' collection date, an estimate: the pipeline was described in arXiv 2401.06401
+# (2024-01-12) before the ACL 2024 submission (2024-02-15). Ties among equally matching releases go
+# to the upload nearest it, and dependencies are pinned as the index stood then (or at the chosen
+# release's upload, if later).
+COLLECTED = "2024-01-01"
+EXCLUDE_NEWER = CUTOFF           # the fallback index date when the derived one does not resolve
 FIX_ROUNDS = 3
 PROBE_TASKS = 4
 RERUN_SAMPLE = 8
-CANDIDATES_PER_STEP = 5
-MAX_CANDIDATES = 15
 MAX_SDIST_MB = 60
 
 REASONS = {
@@ -47,14 +64,12 @@ REASONS = {
     "no_version_matches": "test files exist, but no version has the functions at DevEval's lines",
     "deps_do_not_resolve": "the test requirements do not resolve on Python 3.11",
     "deps_do_not_install": "the pinned requirements do not install on Python 3.11",
+    "needs_os_packages": "the pinned requirements need Debian packages that are not installed",
     "too_heavy": "the environment needs a GPU / deep-learning stack",
     "needs_network": "the reference tests fail for lack of network access",
     "reference_fails": "the reference tests fail in the environment",
     "blank_passes": "the tests pass with a blank body too",
 }
-_NETWORK = re.compile(r"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
-                      r"Failed to establish a new connection|NewConnectionError|urlopen error|Could not resolve host|"
-                      r"ConnectionRefusedError|Connection refused|MaxRetryError|gaierror", re.I)
 _ERROR_LINE = re.compile(r"^E\s+(\w+(?:\.\w+)*(?:Error|Exception|Warning)\b.*)$|^(\w+Error: .*)$", re.M)
 
 
@@ -69,9 +84,16 @@ class ProjectJob:
     executor: Executor
     workers: int = 2
     cutoff: str = CUTOFF
-    exclude_newer: str = EXCLUDE_NEWER
+    collected: str = COLLECTED
+    exclude_newer: str | None = None       # None: the later of `collected` and the chosen release's upload
     log: callable = print
     state: dict = field(default_factory=dict)
+    other_names: tuple[str, ...] = ()      # further names the project was published under
+    install_os_packages: bool = False      # apt-get install the Debian packages a failed build names (root)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.pypi_name, *[n for n in self.other_names if n != self.pypi_name])
 
 
 def _save(job: ProjectJob) -> None:
@@ -125,56 +147,73 @@ def map_project(job: ProjectJob) -> dict:
 def _choose_version(job: ProjectJob):
     """The best-matching sdist: ``(release, prefix, root, matches)``, or None after recording a reason."""
     try:
-        releases = pypi.sdist_releases(job.pypi_name)
+        releases = pypi.sdist_releases_for(job.names)
     except pypi.NotOnIndex:
-        _finish(job, "not_mapped", "not_on_pypi", n_tasks=len(job.tasks))
+        _finish(job, "not_mapped", "not_on_pypi", n_tasks=len(job.tasks), names=list(job.names))
         return None
     before = [r for r in releases if r.upload_time[:10] <= job.cutoff]
-    by_version = {}
+    by_version: dict[tuple[str, str], pypi.SdistRelease] = {}
     for r in before:                              # one sdist per version (a .tar.gz over a .zip)
-        if r.version not in by_version or r.filename.endswith(".tar.gz"):
-            by_version[r.version] = r
-    ordered = sorted(by_version.values(), key=lambda r: r.upload_time, reverse=True)
+        key = (r.name, r.version)
+        if key not in by_version or r.filename.endswith(".tar.gz"):
+            by_version[key] = r
+    ordered = sorted(by_version.values(), key=lambda r: (match.days_between(r.upload_time, job.collected),
+                                                         r.upload_time))
     if not ordered:
-        _finish(job, "not_mapped", "no_sdist", n_tasks=len(job.tasks), sdists_total=len(releases))
+        _finish(job, "not_mapped", "no_sdist", n_tasks=len(job.tasks), sdists_total=len(releases),
+                after_cutoff=len(releases) - len(before), names=list(job.names))
         return None
     compared = job.state.setdefault("versions_compared", {})
     too_large = job.state.setdefault("too_large", [])
-    looked = 0
-    while looked < min(len(ordered), MAX_CANDIDATES):
-        step = ordered[looked:looked + CANDIDATES_PER_STEP]
-        looked += len(step)
-        for rel in step:
-            if rel.filename in compared or rel.filename in too_large:
-                continue
-            if rel.size > MAX_SDIST_MB * 1e6:
-                too_large.append(rel.filename)
-                continue
-            try:
-                _, unpacked = pypi.fetch_release(rel)
-            except (DownloadError, OSError) as exc:
-                job.log(f"{job.project_path}: {rel.filename}: {exc}")
-                continue
-            prefix, root = match.project_root_in(unpacked, job.tasks)
-            counts, _ = match.match_version(root, job.tasks)
-            compared[rel.filename] = {**counts, "upload_time": rel.upload_time}
-            _save(job)
-        best = match.best_version(compared)
-        oldest = step[-1].filename
-        if best is not None and (best != oldest or compared[best]["full_match"] == len(job.tasks)):
+    by_file = {r.filename: r for r in ordered}
+
+    def best_so_far() -> str | None:
+        return match.best_version({k: v for k, v in compared.items() if k in by_file}, job.collected)
+
+    n = len(job.tasks)
+    stopped_early = False
+    for rel in ordered:
+        best = best_so_far()
+        if best is not None and compared[best]["full_match"] == n and compared[best]["by_position"] == n:
+            stopped_early = True                  # every task at DevEval's lines: nothing farther can win
             break
-    best = match.best_version(compared)
+        if rel.filename in compared or rel.filename in too_large:
+            continue
+        if rel.size > MAX_SDIST_MB * 1e6:
+            too_large.append(rel.filename)
+            continue
+        try:
+            _, unpacked = pypi.fetch_release(rel)
+        except (DownloadError, OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+            job.log(f"{job.project_path}: {rel.filename}: {exc}")
+            compared[rel.filename] = {"by_position": 0, "by_name": 0, "tests_exist": 0, "full_match": 0,
+                                      "upload_time": rel.upload_time, "version": rel.version,
+                                      "unreadable": str(exc)[:200]}
+            continue
+        prefix, root = match.project_root_in(unpacked, job.tasks)
+        counts, _ = match.match_version(root, job.tasks)
+        compared[rel.filename] = {**counts, "upload_time": rel.upload_time, "version": rel.version}
+        now_best = best_so_far()
+        for loser in {rel.filename, best} - {now_best, None}:    # keep only the best tree on disk
+            pypi.drop_release(by_file[loser])
+        _save(job)
+    job.state["search"] = {"names": list(job.names), "releases_up_to_cutoff": len(ordered),
+                           "after_cutoff": len(releases) - len(before), "compared": len(compared),
+                           "stopped_at_full_position_match": stopped_early, "cutoff": job.cutoff,
+                           "collected": job.collected}
+    best = best_so_far()
     if best is None:
         if not compared and too_large:
-            _finish(job, "not_mapped", "sdist_too_large", n_tasks=len(job.tasks), limit_mb=MAX_SDIST_MB)
+            _finish(job, "not_mapped", "sdist_too_large", n_tasks=n, limit_mb=MAX_SDIST_MB)
         elif all(c["tests_exist"] == 0 for c in compared.values()):
-            _finish(job, "not_mapped", "no_tests_in_sdist", n_tasks=len(job.tasks), versions=len(compared))
+            _finish(job, "not_mapped", "no_tests_in_sdist", n_tasks=n, versions=len(compared),
+                    names=list(job.names))
         else:
-            _finish(job, "not_mapped", "no_version_matches", n_tasks=len(job.tasks), versions=len(compared),
+            _finish(job, "not_mapped", "no_version_matches", n_tasks=n, versions=len(compared),
                     best_tests_exist=max(c["tests_exist"] for c in compared.values()),
                     best_located=max(c["by_position"] + c["by_name"] for c in compared.values()))
         return None
-    rel = next(r for r in ordered if r.filename == best)
+    rel = by_file[best]
     _, unpacked = pypi.fetch_release(rel)
     prefix, root = match.project_root_in(unpacked, job.tasks)
     _, matches = match.match_version(root, job.tasks)
@@ -193,6 +232,23 @@ def _env_for(job: ProjectJob, pins: list[str], pythonpath: str, os_reqs: list[st
                    project_sdist_sha256=job.state["chosen"]["sha256"] if sdist else None)
 
 
+def _exclude_newer(job: ProjectJob, rel: pypi.SdistRelease) -> str:
+    """The index date the requirements are pinned at: the later of the collection date and the day
+    after the release's upload (``job.exclude_newer`` when set)."""
+    if job.exclude_newer:
+        return job.exclude_newer
+    day_after = (date.fromisoformat(rel.upload_time[:10]) + timedelta(days=1)).isoformat()
+    return max(job.collected, day_after)
+
+
+def _specs(info: dict) -> list[str]:
+    """The requirement specs of the current attempt (optional test extras included or not; the
+    test runner's pins lifted after an obsolete-runner fix-up)."""
+    extra = info["declared_test"] + info["from_imports"] if info["extras"] else info["imports_without_extras"]
+    specs = [PYTEST_SPEC] + info["declared_install"] + extra + info["fixes"]
+    return unpin_runner(specs) if info["runner_unpinned"] else specs
+
+
 def _build_environment(job: ProjectJob, rel: pypi.SdistRelease, root: Path, matched: list[match.TaskMatch]):
     """Resolve, build and probe the test environment: ``(env, spec_info)`` or None after a reason."""
     tasks = {t.namespace: t for t in job.tasks}
@@ -200,14 +256,20 @@ def _build_environment(job: ProjectJob, rel: pypi.SdistRelease, root: Path, matc
     pythonpath = match.pythonpath_for(mtasks)
     dec = declared_requirements(root)
     test_files = sorted({tid.split("::")[0] for t in mtasks for tid in t.tests})
-    own = {re.sub(r"[-_.]+", "-", job.pypi_name).lower()}
+    own = {re.sub(r"[-_.]+", "-", n).lower() for n in job.names}
     install = [s for s in dec.install if re.sub(r"[-_.]+", "-", re.split(r"[<>=!~;\[ ]", s)[0]).lower() not in own]
-    imports = third_party(imported_modules(root, test_files), local_modules(root, pythonpath) | {job.pypi_name},
-                          install + dec.test)
+    modules = imported_modules(root, test_files)
+    local = local_modules(root, pythonpath) | set(job.names)
     info = job.state.setdefault("requirements", {
-        "declared_install": install, "declared_test": dec.test, "from_imports": imports,
+        "declared_install": install, "declared_test": dec.test,
+        "from_imports": third_party(modules, local, install + dec.test),
         "sources": dec.sources, "pytest_plugin": dec.pytest_plugin, "fixes": [], "os_requirements": [],
         "rounds": []})
+    info.setdefault("imports_without_extras", third_party(modules, local, install))
+    info.setdefault("extras", True)
+    info.setdefault("runner_unpinned", False)
+    info.setdefault("install_attempts", [])
+    info.setdefault("exclude_newer", _exclude_newer(job, rel))
     archive, _ = pypi.fetch_release(rel)
     sdist = archive if info["pytest_plugin"] else None
     if info.get("final"):
@@ -215,44 +277,92 @@ def _build_environment(job: ProjectJob, rel: pypi.SdistRelease, root: Path, matc
         job.executor.prepare(env)
         return env, info
     for round_no in range(len(info["rounds"]), FIX_ROUNDS + 1):
-        specs = [PYTEST_SPEC] + info["declared_install"] + info["declared_test"] + info["from_imports"] + info["fixes"]
-        try:
-            pins, dropped = resolve(specs, exclude_newer=job.exclude_newer)
-        except (ResolveError, OSError) as exc:
-            _finish(job, "not_mapped", "deps_do_not_resolve", n_tasks=len(job.tasks), n_matched=len(matched),
-                    resolver_error=str(exc)[-600:])
+        built = _install(job, info, pythonpath, sdist, len(matched))
+        if built is None:
             return None
+        env, pins, dropped, build_s = built
+        specs = _specs(info)
+        logs = _probe(job, root, env, mtasks)
+        new_specs, new_os, runner = [], [], False
+        for log in logs:
+            specs_fix, os_fix = fixes_from_log(log)
+            new_specs += [s for s in specs_fix if s not in specs and s not in new_specs]
+            new_os += [p for p in os_fix if p not in info["os_requirements"] and p not in new_os]
+            runner |= obsolete_runner(log) and not info["runner_unpinned"]
+        info["rounds"].append({"pins": len(pins), "dropped": dropped, "build_seconds": build_s,
+                               "probe_failures": len(logs), "added": new_specs, "added_os": new_os,
+                               "runner_unpinned": runner})
+        info["pins"] = pins
+        _save(job)
+        if not (new_specs or new_os or runner) or round_no == FIX_ROUNDS:
+            info["final"] = True
+            _save(job)
+            return env, info
+        info["fixes"] += new_specs
+        info["os_requirements"] += new_os
+        info["runner_unpinned"] |= runner
+        if new_os and job.install_os_packages:
+            install_os_packages(new_os)
+    raise AssertionError("unreachable: the last round returns")
+
+
+def _install(job: ProjectJob, info: dict, pythonpath: str, sdist: Path | None, n_matched: int):
+    """Resolve and build one environment: ``(env, pins, dropped, build_seconds)``, or None after a reason.
+
+    A failed resolution is retried without the optional test extras, then with the index as it stood
+    at the cut-off. A failed build is retried with the Debian packages its log names (installed when
+    ``job.install_os_packages``), then without the optional test extras. Every attempt is recorded
+    in ``install_attempts``.
+    """
+    attempts = info["install_attempts"]
+    while True:
+        specs = _specs(info)
+        try:
+            pins, dropped = resolve(specs, exclude_newer=info["exclude_newer"])
+        except (ResolveError, OSError) as exc:
+            attempts.append({"failed": "resolve", "extras": info["extras"], "exclude_newer": info["exclude_newer"],
+                             "error": str(exc)[-400:]})
+            if info["extras"]:
+                info["extras"] = False
+            elif info["exclude_newer"] != EXCLUDE_NEWER:
+                info["exclude_newer"] = EXCLUDE_NEWER
+            else:
+                _finish(job, "not_mapped", "deps_do_not_resolve", n_tasks=len(job.tasks), n_matched=n_matched,
+                        resolver_error=str(exc)[-600:])
+                return None
+            _save(job)
+            continue
         too_heavy = heavy(pins)
         if too_heavy:
-            _finish(job, "not_mapped", "too_heavy", n_tasks=len(job.tasks), n_matched=len(matched),
+            _finish(job, "not_mapped", "too_heavy", n_tasks=len(job.tasks), n_matched=n_matched,
                     heavy=too_heavy, n_pins=len(pins))
             return None
         env = _env_for(job, pins, pythonpath, info["os_requirements"], sdist)
         t0 = time.monotonic()
         try:
             job.executor.prepare(env)
-        except Exception as exc:  # noqa: BLE001 - the build's own error is the reason's evidence
-            _finish(job, "not_mapped", "deps_do_not_install", n_tasks=len(job.tasks), n_matched=len(matched),
-                    n_pins=len(pins), build_error=str(exc)[-800:])
-            return None
-        build_s = round(time.monotonic() - t0, 1)
-        logs = _probe(job, root, env, mtasks)
-        new_specs, new_os = [], []
-        for log in logs:
-            specs_fix, os_fix = fixes_from_log(log)
-            new_specs += [s for s in specs_fix if s not in specs and s not in new_specs]
-            new_os += [p for p in os_fix if p not in info["os_requirements"] and p not in new_os]
-        info["rounds"].append({"pins": len(pins), "dropped": dropped, "build_seconds": build_s,
-                               "probe_failures": len(logs), "added": new_specs, "added_os": new_os})
-        info["pins"] = pins
+            return env, pins, dropped, round(time.monotonic() - t0, 1)
+        except Exception as exc:  # noqa: BLE001 - the build's own error is the evidence for the next attempt
+            err = str(exc)
+        named = os_packages_from_build_log(err)
+        new = [p for p in named if p not in info["os_requirements"]]
+        missing = (install_os_packages(named) if job.install_os_packages else missing_os_packages(named)) if named else []
+        attempts.append({"failed": "install", "extras": info["extras"], "n_pins": len(pins),
+                         "os_packages_named": named, "os_packages_missing": missing, "error": err[-400:]})
+        info["os_requirements"] += new
         _save(job)
-        if not (new_specs or new_os) or round_no == FIX_ROUNDS:
-            info["final"] = True
-            _save(job)
-            return env, info
-        info["fixes"] += new_specs
-        info["os_requirements"] += new_os
-    raise AssertionError("unreachable: the last round returns")
+        if new and not missing:
+            continue                               # the packages the build needs are there now
+        if info["extras"]:
+            info["extras"] = False
+            continue
+        if missing:
+            _finish(job, "not_mapped", "needs_os_packages", n_tasks=len(job.tasks), n_matched=n_matched,
+                    os_packages=missing, build_error=err[-600:])
+        else:
+            _finish(job, "not_mapped", "deps_do_not_install", n_tasks=len(job.tasks), n_matched=n_matched,
+                    n_pins=len(pins), build_error=err[-800:])
+        return None
 
 
 def _probe(job: ProjectJob, root: Path, env: EnvSpec, tasks: list[DevEvalTask]) -> list[str]:
@@ -320,8 +430,15 @@ def _failure_reason(results: dict[str, dict]) -> str:
     refs = [r for r in results.values() if not (r.get("ref") or {}).get("outcome") == "pass"]
     if results and len(refs) < len(results):
         return "blank_passes"
-    net = sum(bool(_NETWORK.search((r.get("ref") or {}).get("log_tail") or "")) for r in refs)
+    net = sum(_needs_network(r) for r in refs)
     return "needs_network" if refs and net * 2 >= len(refs) else "reference_fails"
+
+
+def _needs_network(result: dict) -> bool:
+    """The reference run failed for lack of network (a name lookup, a refused connection, a pip
+    install at test time)."""
+    ref = result.get("ref") or {}
+    return ref.get("outcome") != "pass" and bool(NETWORK_ERROR.search(ref.get("log_tail") or ""))
 
 
 def _dominant_error(results: dict[str, dict]) -> str | None:
@@ -348,21 +465,28 @@ def _entry(job: ProjectJob, rel: pypi.SdistRelease, prefix: str, env: EnvSpec, i
                        seconds=round((ref.get("seconds") or 0) + (blank.get("seconds") or 0), 2),
                        rc_ref=ref.get("rc"), rc_blank=blank.get("rc"))
             if not r.get("usable"):
-                row["unmatched_reason"] = "reference_fails" if not row["oracle_pass"] else "blank_passes"
+                row["unmatched_reason"] = ("needs_network" if _needs_network(r) else "reference_fails") \
+                    if not row["oracle_pass"] else "blank_passes"
         else:
             row.update(oracle_pass=False, blank_fails=False, seconds=0.0)
         rows.append(row)
     pins = list(env.pip_specs)
     n_usable = sum(1 for r in rows if r.get("oracle_pass") and r.get("blank_fails") and r["located_by"])
     build = [r["build_seconds"] for r in info["rounds"]]
-    return {
-        "project_path": job.project_path, "pypi_name": rel.name, "version": rel.version,
+    network = [r["namespace"] for r in rows if r.get("unmatched_reason") == "needs_network"]
+    exclude_newer = info.get("exclude_newer") or job.exclude_newer
+    entry = {
+        "project_path": job.project_path, "route": "sdist",
+        "release": {"name": rel.name, "version": rel.version, "filename": rel.filename,
+                    "upload_time": rel.upload_time, "url": rel.url},
+        "pypi_name": rel.name, "version": rel.version,
         "sdist_filename": rel.filename, "sdist_sha256": rel.sha256, "sdist_bytes": rel.size,
         "path_prefix_in_sdist": prefix, "pythonpath_in_tree": env.pythonpath[0],
-        "test_requirements": [PYTEST_SPEC] + info["declared_install"] + info["declared_test"] + info["from_imports"]
-                             + info["fixes"],
-        "install_notes": f"derived by scripts.map_deveval from {', '.join(info['sources']) or 'test-file imports'}; "
-                         f"pinned with uv pip compile --exclude-newer {job.exclude_newer}",
+        "test_requirements": _specs(info),
+        "install_notes": f"derived by scripts.map_deveval from {', '.join(info['sources']) or 'test-file imports'}"
+                         f"{'' if info['extras'] else ' (optional test extras left out)'}"
+                         f"{'; obsolete pinned test runner replaced' if info['runner_unpinned'] else ''}; "
+                         f"pinned with uv pip compile --exclude-newer {exclude_newer}",
         "pip_freeze": pins, "python": platform.python_version(),
         "versions_compared": {k: {x: v[x] for x in ("by_position", "by_name", "tests_exist", "full_match")}
                               for k, v in job.state["versions_compared"].items()},
@@ -370,10 +494,16 @@ def _entry(job: ProjectJob, rel: pypi.SdistRelease, prefix: str, env: EnvSpec, i
         "n_matched": sum(m.matched for m in matches), "n_usable": n_usable, "rerun_sample": rerun,
         "tasks": rows, "env_pip_install": pins, "install_project_from_sdist": bool(env.project_sdist),
         "compat_shims": [], "os_requirements": list(env.os_requirements),
-        "mapping": {"cutoff": job.cutoff, "exclude_newer": job.exclude_newer, "resolver": "uv pip compile",
-                    "requirement_sources": info["sources"], "fix_rounds": info["rounds"],
+        "mapping": {"cutoff": job.cutoff, "collected": job.collected, "exclude_newer": exclude_newer,
+                    "resolver": "uv pip compile", "requirement_sources": info["sources"],
+                    "optional_test_extras": info["extras"], "runner_unpinned": info["runner_unpinned"],
+                    "install_attempts": [{k: v for k, v in a.items() if k != "error"} for a in info["install_attempts"]],
+                    "search": job.state.get("search"), "fix_rounds": info["rounds"],
                     "build_seconds_median": statistics.median(build) if build else None},
     }
+    if network:
+        entry["needs_network"] = network
+    return entry
 
 
 # ------------------------------------------------------------------------------------------ docker
@@ -435,9 +565,9 @@ def docker_agreement(job: ProjectJob, docker: Executor) -> dict:
             entry["os_requirements"] = sorted(entry["os_requirements"] + added)
             run(failed)
     disagree = sorted(ns for ns, r in results.items() if not r["usable"])
-    network = [ns for ns in disagree if _NETWORK.search(results[ns]["log_tail"])]
+    network = [ns for ns in disagree if NETWORK_ERROR.search(results[ns]["log_tail"])]
     if network:
-        entry["needs_network"] = network
+        entry["needs_network"] = sorted(set(entry.get("needs_network", [])) | set(network))
     entry["docker_agreement"] = {"n": len(results), "agree": len(results) - len(disagree), "disagree": disagree,
                                  "os_requirements_added": job.state["docker_fixed"]["os_requirements_added"]}
     _save(job)

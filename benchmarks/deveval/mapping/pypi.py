@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -71,9 +72,34 @@ def sdist_releases(name: str, *, timeout: float = 60) -> list[SdistRelease]:
     return out
 
 
+def sdist_releases_for(names: tuple[str, ...] | list[str], *, timeout: float = 60) -> list[SdistRelease]:
+    """The sdists of every name a project was published under, merged, oldest upload first.
+    Raises :class:`NotOnIndex` only when the index has none of the names."""
+    out, missing = [], []
+    for name in names:
+        try:
+            out += sdist_releases(name, timeout=timeout)
+        except NotOnIndex as exc:
+            missing.append(str(exc))
+    if len(missing) == len(names):
+        raise NotOnIndex("; ".join(missing))
+    out.sort(key=lambda r: r.upload_time)
+    return out
+
+
+def _dirs(rel: SdistRelease, cache: Path | None) -> tuple[Path, Path]:
+    base = Path(cache or cache_root())
+    return base / "sdists" / f"{rel.name}-{rel.version}", base / "sources" / f"{rel.name}-{rel.version}"
+
+
+def drop_release(rel: SdistRelease, *, cache: Path | None = None) -> None:
+    """Remove a downloaded and unpacked sdist from the cache (a release that lost the comparison)."""
+    for d in _dirs(rel, cache):
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def fetch_release(rel: SdistRelease, *, cache: Path | None = None) -> tuple[Path, Path]:
     """Download (once, sha256-checked) and unpack (once) an sdist: ``(archive, unpacked directory)``."""
-    base = Path(cache or cache_root())
-    archive = download_url(rel.url, base / "sdists" / f"{rel.name}-{rel.version}" / rel.filename,
-                           sha256=rel.sha256 or None, progress=False)
-    return archive, unpack_archive(archive, base / "sources" / f"{rel.name}-{rel.version}")
+    sdists, sources = _dirs(rel, cache)
+    archive = download_url(rel.url, sdists / rel.filename, sha256=rel.sha256 or None, progress=False)
+    return archive, unpack_archive(archive, sources)

@@ -69,14 +69,35 @@ def markdown(report_rows: list[dict], summ: dict) -> str:
 
 
 def assemble_manifest(shipped: list[dict], states: dict[str, dict]) -> list[dict]:
-    """The shipped entries unchanged and in their order, then every newly mapped project's entry by project path."""
+    """The shipped entries unchanged and in their order, then every newly mapped project's entry by
+    project path. An entry without a ``route`` came from a PyPI sdist (``route: sdist``)."""
     have = {e["project_path"] for e in shipped}
     new = [st["entry"] for p, st in sorted(states.items())
            if st.get("done") and st.get("status") == "mapped" and p not in have]
-    return list(shipped) + new
+    return [e if "route" in e else {"project_path": e["project_path"], "route": "sdist",
+                                    **{k: v for k, v in e.items() if k != "project_path"}}
+            for e in list(shipped) + new]
+
+
+def superseded_manifest(before: list[dict], old_states: dict[str, dict], current: list[dict]) -> list[dict]:
+    """Entries replaced by a remapping, each with ``superseded_by`` (the current version, or None when
+    the project is no longer mapped): those already superseded, then those of moved-aside states.
+    An entry whose project and version are current again is left out."""
+    now = {e["project_path"]: e["version"] for e in current}
+    out, seen = [], set()
+    candidates = list(before) + [st["entry"] for st in old_states.values()
+                                 if st.get("status") == "mapped" and st.get("entry")]
+    for e in candidates:
+        key = (e["project_path"], e["version"])
+        if key in seen or now.get(e["project_path"]) == e["version"]:
+            continue
+        seen.add(key)
+        out.append({**e, "superseded_by": now.get(e["project_path"])})
+    return out
 
 
 def load_states(state_dir: Path) -> dict[str, dict]:
+    """Project states by project path (for several states of one project, the last file name wins)."""
     out = {}
     for p in sorted(state_dir.glob("*.json")):
         try:

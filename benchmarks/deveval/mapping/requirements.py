@@ -76,8 +76,32 @@ PLUGIN_HINTS = [
 ]
 # Commands tests call, and the Debian package that provides each (Docker images install them).
 OS_COMMANDS = {"git": "git", "hg": "mercurial", "svn": "subversion", "ffmpeg": "ffmpeg", "gpg": "gnupg",
-               "ssh": "openssh-client", "ssh-keygen": "openssh-client", "sqlite3": "sqlite3", "make": "make",
-               "gcc": "gcc", "file": "file", "zip": "zip", "unzip": "unzip", "bash": "bash", "patch": "patch"}
+               "ssh": "openssh-client", "ssh-keygen": "openssh-client", "ssh-agent": "openssh-client",
+               "sqlite3": "sqlite3", "make": "make", "gcc": "gcc", "cc": "gcc", "file": "file", "zip": "zip",
+               "unzip": "unzip", "bash": "bash", "patch": "patch", "ldd": "libc-bin", "objdump": "binutils",
+               "readelf": "binutils", "strip": "binutils", "ld": "binutils", "openssl": "openssl",
+               "krb5-config": "libkrb5-dev", "lilypond": "lilypond", "timidity": "timidity"}
+# What a failed build of a pinned requirement says is missing, and the Debian packages that provide it.
+BUILD_OS_HINTS = [
+    (re.compile(r"krb5-config|gssapi/gssapi\.h|krb5\.h"), ("libkrb5-dev",)),
+    (re.compile(r"xml2-config|libxml/\w+\.h|libxslt/\w+\.h"), ("libxml2-dev", "libxslt1-dev")),
+    (re.compile(r"pg_config executable not found|libpq-fe\.h"), ("libpq-dev",)),
+    (re.compile(r"mysql_config|mysql\.h"), ("default-libmysqlclient-dev", "pkg-config")),
+    (re.compile(r"ffi\.h"), ("libffi-dev",)),
+    (re.compile(r"openssl/\w+\.h"), ("libssl-dev",)),
+    (re.compile(r"sasl/sasl\.h"), ("libsasl2-dev",)),
+    (re.compile(r"ldap\.h|lber\.h"), ("libldap2-dev",)),
+    (re.compile(r"portaudio\.h"), ("portaudio19-dev",)),
+    (re.compile(r"yaml\.h"), ("libyaml-dev",)),
+    (re.compile(r"(?:command|error: command) '?(?:gcc|cc|x86_64-linux-gnu-gcc)'? (?:failed|not found)|"
+                r"gcc: (?:command )?not found|unable to execute 'gcc'"), ("gcc",)),
+    (re.compile(r"pkg-config: (?:command )?not found|Did not find pkg-config"), ("pkg-config",)),
+]
+# A pinned test runner too old for the running Python (pytest < 3.10 / py < 1.5 on Python 3.10+).
+OBSOLETE_RUNNER = re.compile(r"KeyError: '__spec__'|_pytest/assertion/rewrite\.py.*\n.*(?:AttributeError|TypeError)|"
+                             r"AttributeError: module 'collections' has no attribute '\w+'[^\n]*\n?[^\n]*_pytest|"
+                             r"from _pytest\.\S+ import .*\n.*ImportError")
+_RUNNER_DISTS = re.compile(r"^(pytest|py|pluggy|pytest-[\w-]+)$")
 HEAVY_DISTS = re.compile(r"^(torch|tensorflow(-cpu)?|jax|jaxlib|nvidia-[\w-]+|cupy[\w-]*|triton|mxnet|"
                          r"onnxruntime-gpu|tensorrt|paddlepaddle)$", re.I)
 # Backports of modules Python 3.11 has in its standard library (installed, they shadow it or fail).
@@ -335,6 +359,55 @@ def fixes_from_log(log: str) -> tuple[list[str], list[str]]:
         if cmd in OS_COMMANDS:
             packages.append(OS_COMMANDS[cmd])
     return _dedupe(specs), _dedupe(packages)
+
+
+def os_packages_from_build_log(log: str) -> list[str]:
+    """Debian packages a failed ``pip install`` log says a build needs (headers, config scripts, compilers)."""
+    return _dedupe([pkg for pattern, pkgs in BUILD_OS_HINTS if pattern.search(log) for pkg in pkgs])
+
+
+def obsolete_runner(log: str) -> bool:
+    """The test log shows a pinned test runner that cannot run on this Python (e.g. pytest 3.2's
+    ``KeyError: '__spec__'`` on Python 3.11)."""
+    return bool(OBSOLETE_RUNNER.search(log))
+
+
+def unpin_runner(specs: list[str]) -> list[str]:
+    """``specs`` with the test runner's own pins (pytest, py, pluggy, pytest plugins) replaced by their
+    bare names, and pytest by :data:`PYTEST_SPEC`: the fix-up for an obsolete pinned runner."""
+    out = []
+    for s in specs:
+        name = _name(s)
+        if not _RUNNER_DISTS.match(name):
+            out.append(s)
+        elif name == "pytest":
+            out.append(PYTEST_SPEC)
+        elif name not in ("py", "pluggy"):
+            out.append(re.split(r"[<>=!~;\[ ]", s.strip(), maxsplit=1)[0])
+    return _dedupe(out)
+
+
+def missing_os_packages(packages: list[str]) -> list[str]:
+    """The Debian packages of ``packages`` that are not installed on this machine."""
+    missing = []
+    for pkg in packages:
+        proc = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True)
+        if "install ok installed" not in proc.stdout:
+            missing.append(pkg)
+    return missing
+
+
+def install_os_packages(packages: list[str], *, timeout: float = 1200) -> list[str]:
+    """``apt-get install`` the missing ones of ``packages`` (root only); returns those still missing."""
+    import os
+
+    missing = missing_os_packages(packages)
+    if not missing or os.geteuid() != 0:
+        return missing
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing], capture_output=True,
+                   text=True, timeout=timeout, env=env)
+    return missing_os_packages(missing)
 
 
 class ResolveError(RuntimeError):

@@ -1,7 +1,12 @@
-"""Mapping many DevEval projects (``python -m scripts.map_deveval``): largest first, the base
-manifest's projects kept as they are, each project's progress in a state file under
-``<out>/projects/`` (a stopped run resumes), and after every project the report
-(``<out>/report.json``, ``<out>/report.md``) and the manifest rewritten.
+"""Mapping many DevEval projects (``python -m scripts.map_deveval``): largest first (or in the
+order ``--projects`` names them), the base manifest's projects kept as they are, each project's
+progress in a state file under ``<out>/projects/`` (a stopped run resumes), and after every
+project the report (``<out>/report.json``, ``<out>/report.md``) and the manifest rewritten.
+
+``remap``: a project whose finished state is not mapped, or mapped to a release uploaded after the
+cut-off, or named in ``--projects``, is mapped again; its old state moves to
+``<out>/projects/superseded/`` and, when it was mapped, its old entry to the superseded manifest
+(:func:`benchmarks.deveval.tasks.superseded_path`), where sets pinned at its version still find it.
 """
 
 from __future__ import annotations
@@ -14,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.deveval.mapping import report
-from benchmarks.deveval.mapping.names import index_name
-from benchmarks.deveval.mapping.project import ProjectJob, docker_agreement, map_project
-from benchmarks.deveval.tasks import SHIPPED_MANIFEST, load_tasks
+from benchmarks.deveval.mapping.names import index_names
+from benchmarks.deveval.mapping.project import CUTOFF, ProjectJob, docker_agreement, load_state, map_project
+from benchmarks.deveval.tasks import SHIPPED_MANIFEST, load_tasks, superseded_path
 from benchmarks.records import atomic_write_json, atomic_write_text
 from benchmarks.sandbox import build_executor
 
@@ -36,6 +41,8 @@ class MappingOptions:
     docker: bool = False
     docker_only: bool = False
     report_only: bool = False
+    remap: bool = False
+    install_os_packages: bool = False
 
 
 def _slug(project_path: str) -> str:
@@ -59,7 +66,12 @@ def map_projects(opts: MappingOptions) -> dict:
         unknown = names - {n.lower() for p in counts for n in (p, p.split("/")[-1])}
         if unknown:
             raise ValueError(f"--projects: {sorted(unknown)} not in {opts.data or 'the DevEval data'}")
-        wanted = [p for p in wanted if {p.lower(), p.split("/")[-1].lower()} & names]
+        order = [x.lower() for x in opts.projects]
+        wanted = sorted((p for p in wanted if {p.lower(), p.split("/")[-1].lower()} & names),
+                        key=lambda p: min(order.index(n) for n in (p.lower(), p.split("/")[-1].lower()) if n in order))
+    if opts.remap and not opts.report_only:
+        for project in wanted:
+            _supersede_if_due(state_dir, project, named=bool(opts.projects))
 
     def publish() -> dict:
         states = report.load_states(state_dir)
@@ -67,7 +79,15 @@ def map_projects(opts: MappingOptions) -> dict:
         summ = {**report.summary(rows), **report.build_stats(states)}
         atomic_write_json(opts.out / "report.json", {"summary": summ, "rows": rows})
         (opts.out / "report.md").write_text(report.markdown(rows, summ))
-        atomic_write_text(opts.manifest_out, json.dumps(report.assemble_manifest(base, states), indent=1))
+        current = report.assemble_manifest(base, states)
+        atomic_write_text(opts.manifest_out, json.dumps(current, indent=1))
+        old_path = superseded_path(opts.manifest_out)
+        before = json.loads(old_path.read_text()) if old_path.exists() else []
+        if not old_path.exists() and superseded_path(opts.base_manifest).exists():
+            before = json.loads(superseded_path(opts.base_manifest).read_text())
+        kept = report.superseded_manifest(before, report.load_states(state_dir / "superseded"), current)
+        if kept:
+            atomic_write_text(old_path, json.dumps(kept, indent=1))
         return summ
 
     if not opts.report_only:
@@ -82,8 +102,10 @@ def map_projects(opts: MappingOptions) -> dict:
             wanted = [p for p in wanted if done.get(p, {}).get("status") == "mapped"]
         for i, project in enumerate(wanted, 1):
             print(f"[{i}/{len(wanted)}] {project} ({counts[project]} tasks)", flush=True)
-            job = ProjectJob(project, index_name(project), by_project[project], state_dir / f"{_slug(project)}.json",
-                             local, workers=opts.workers, log=lambda m: print(m, flush=True))
+            names = index_names(project)
+            job = ProjectJob(project, names[0], by_project[project], state_dir / f"{_slug(project)}.json",
+                             local, workers=opts.workers, log=lambda m: print(m, flush=True), other_names=names[1:],
+                             install_os_packages=opts.install_os_packages)
             try:
                 map_project(job)
                 if docker is not None:
@@ -94,3 +116,24 @@ def map_projects(opts: MappingOptions) -> dict:
                 print(f"  {project}: mapping stopped with {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
             publish()
     return publish()
+
+
+def _supersede_if_due(state_dir: Path, project: str, *, named: bool) -> bool:
+    """Move a finished state aside when the project is to be mapped again (see the module docstring)."""
+    path = state_dir / f"{_slug(project)}.json"
+    st = load_state(path)
+    if not st.get("done"):
+        return False
+    late = st.get("status") == "mapped" and (st.get("chosen") or {}).get("upload_time", "")[:10] > CUTOFF
+    if not (named or st.get("status") != "mapped" or late):
+        return False
+    version = (st.get("chosen") or {}).get("version") or st.get("status")
+    dest_dir = state_dir / "superseded"
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    dest, i = dest_dir / f"{_slug(project)}@{_slug(str(version))}.json", 1
+    while dest.exists():
+        i += 1
+        dest = dest_dir / f"{_slug(project)}@{_slug(str(version))}.{i}.json"
+    path.replace(dest)
+    print(f"{project}: previous state ({st.get('status')}, {version}) moved to {dest}", flush=True)
+    return True
