@@ -1,12 +1,11 @@
 """Turn a model reply into a function body and splice it into a file (DevEval's body replacement).
 
 :func:`extract_completion` accepts fenced or bare code, prose around it, a whole function (with
-decorators, as a method inside a class, with nested functions, or copied with its first decorator left of
-its ``def``) or a body only. When the reply
-holds the whole function, its body is taken; module-level imports of the reply (except
-``from __future__``) and top-level helper functions the body calls are moved into the body as local
-statements, so the splice stays a body-only replacement. :func:`splice_body` re-indents the body
-to the task's indent and replaces the body lines.
+decorators, as a method inside a class, with nested functions, or copied with its first decorator
+left of its ``def``) or a body only. When the reply holds the whole function, its body is taken;
+module-level imports of the reply (except ``from __future__``) and top-level helper functions the
+body calls are moved into the body as local statements, so the splice stays a body-only
+replacement. :func:`splice_body` re-indents the body to the task's indent and replaces the body lines.
 """
 
 from __future__ import annotations
