@@ -6,7 +6,9 @@ entities are the target's callees (the record's ``dependency``: intra-class, int
 cross-file, resolved to index paths) and its containers in the file (the file and, for a method,
 its class). Each project's repository is its PyPI sdist (``benchmarks/deveval/data/pypi_sources.json``,
 read only), indexed as LoCoEval indexes it: a copy with the selected targets blanked, their
-docstrings removed and their judging test files hidden. The target itself is never ranked.
+docstrings removed and their judging test files hidden. The target itself is never ranked. A task
+a blanked copy cannot be built for (its judging test file is not in the sdist: a run refuses such
+a task with ``BlankingError``) is left out, counted by reason and printed.
 
 Two ranking spaces, as the harness retrieves: every code entity (file, type, function,
 variable: ReConMem's repository-wide route) and functions only (the baselines' repository
@@ -31,9 +33,12 @@ import json
 import statistics
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
+
+from reconmem.platform import pyast
 
 # The LoCoEval verified set's projects (mapped, oracle-validated) minus the two largest (boto,
 # pyramid: 14k / 8k entities to embed), plus three mapped projects of their size class.
@@ -117,36 +122,74 @@ def build_queries(records: Sequence[dict[str, Any]], index: Any, snapshot: Path,
     return out
 
 
-def _blankable(snapshot: Path, records: Sequence[dict[str, Any]], project: str) -> list[dict[str, Any]]:
-    """The records whose target can be located for blanking (as LoCoEval's blanked copy needs)."""
-    import ast
+def _blankable(snapshot: Path, records: Sequence[dict[str, Any]], project: str,
+               ) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """The records LoCoEval's blanked copy can be built for, and why each other one is left out.
 
+    A run refuses a task whose judging test file is not in the snapshot (``BlankingError``: its
+    tests could not be hidden); the bench measures retrieval only, so it leaves such a task out
+    and counts it under its reason.
+    """
     from benchmarks.locoeval.repo import _qualname, find_function, resolve_file
 
-    keep = []
+    keep: list[dict[str, Any]] = []
+    skipped: Counter[str] = Counter()
     for rec in records:
         try:
             f = resolve_file(snapshot, rec["completion_path"], project)
-            tree = ast.parse(f.read_text(encoding="utf-8"))
-        except (FileNotFoundError, SyntaxError, UnicodeDecodeError):
+        except FileNotFoundError:
+            skipped["target file not in the snapshot"] += 1
             continue
-        if find_function(tree, _qualname(rec["namespace"], f.relative_to(snapshot).as_posix())) is not None:
-            keep.append(rec)
-    return keep
+        try:
+            tree = pyast.parse(f.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            skipped["target file does not parse"] += 1
+            continue
+        if find_function(tree, _qualname(rec["namespace"], f.relative_to(snapshot).as_posix())) is None:
+            skipped["target function not in its file"] += 1
+            continue
+        if any(not _in_tree(snapshot, test, project) for test in _test_files(rec)):
+            skipped["judging test file not in the snapshot"] += 1
+            continue
+        keep.append(rec)
+    return keep, skipped
 
 
-def project_index(entry: Any, records: list[dict[str, Any]], cache: Path) -> tuple[Any, Path, list[dict[str, Any]]]:
-    """(index over the blanked copy, pristine snapshot, the records blanked in it)."""
+def _test_files(rec: dict[str, Any]) -> list[str]:
+    """The files of the task's judging tests (``path::test`` ids)."""
+    return sorted({t.split("::")[0] for t in rec.get("tests") or []})
+
+
+def _in_tree(root: Path, rel: str, project: str) -> bool:
+    from benchmarks.locoeval.repo import resolve_file
+
+    try:
+        resolve_file(root, rel, project)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def format_skipped(skipped: Counter[str]) -> str:
+    """``3 tasks skipped: judging test file not in the snapshot 2, target file does not parse 1``."""
+    total = sum(skipped.values())
+    reasons = ", ".join(f"{reason} {n}" for reason, n in skipped.most_common())
+    return f"{total} task{'s' if total != 1 else ''} skipped: {reasons}"
+
+
+def project_index(entry: Any, records: list[dict[str, Any]], cache: Path,
+                  ) -> tuple[Any, Path, list[dict[str, Any]], Counter[str]]:
+    """(index over the blanked copy, pristine snapshot, the records blanked in it, skipped tasks by reason)."""
     from benchmarks.deveval.providers import get_snapshot
     from benchmarks.locoeval.repo import blanked_copy
     from reconmem.platform.code import RepositoryIndex
 
     snapshot = Path(get_snapshot(entry.repo_spec()))
-    records = _blankable(snapshot, records, entry.project_path)
-    tests = sorted({t.split("::")[0] for r in records for t in r.get("tests") or []})
+    records, skipped = _blankable(snapshot, records, entry.project_path)
+    tests = sorted({t for r in records for t in _test_files(r)})
     blanked = blanked_copy(snapshot, [(r["namespace"], r["completion_path"]) for r in records], cache_dir=cache,
                            project_path=entry.project_path, hidden_files=tests, strip_docstrings=True)
-    return RepositoryIndex.build(blanked), snapshot, records
+    return RepositoryIndex.build(blanked), snapshot, records, skipped
 
 
 def select_records(records: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
@@ -261,6 +304,7 @@ def run(args: Any, *, data: Path, backends: Sequence[str], spaces: Sequence[str]
     query_embedder = Embedder(cache_dir=False, lru_size=0) if embedder is not None else None
     totals: dict[str, dict[str, dict[str, list[float]]]] = {s: {} for s in spaces}
     used: list[str] = []
+    skipped: Counter[str] = Counter()
     for project in [p for p in args.projects.split(",") if p]:
         entry = manifest.project(project)
         records = select_records(by_project.get(project, []), args.max_per_project)
@@ -269,7 +313,10 @@ def run(args: Any, *, data: Path, backends: Sequence[str], spaces: Sequence[str]
                   file=sys.stderr)
             continue
         t0 = time.perf_counter()
-        index, snapshot, records = project_index(entry, records, cache_root())
+        index, snapshot, records, left_out = project_index(entry, records, cache_root())
+        skipped.update(left_out)
+        if left_out:
+            print(f"  {project}: {format_skipped(left_out)}", file=sys.stderr)
         queries = build_queries(records, index, snapshot, project)
         n_entities = sum(1 for e in index.entities.values() if e.kind != "directory")
         if not queries:
@@ -284,7 +331,8 @@ def run(args: Any, *, data: Path, backends: Sequence[str], spaces: Sequence[str]
     if not used:
         print("retrieval: no project gave a query", file=sys.stderr)
         return 1
-    report: dict[str, Any] = {"projects": used, "max_per_project": args.max_per_project, "depth": DEPTH, "spaces": {}}
+    report: dict[str, Any] = {"projects": used, "max_per_project": args.max_per_project, "depth": DEPTH,
+                              "skipped_tasks": dict(skipped.most_common()), "spaces": {}}
     for space in spaces:
         print(format_table(space, totals[space], len(used)))
         report["spaces"][space] = {
@@ -292,6 +340,8 @@ def run(args: Any, *, data: Path, backends: Sequence[str], spaces: Sequence[str]
                 "mrr": sum(m["rr"]) / max(1, len(m["rr"])), "ms_median": statistics.median(m["ms"]),
                 "rank_ms_median": statistics.median(m["rank_ms"])}
             for b, m in totals[space].items()}
+    if skipped:
+        print(f"retrieval: {format_skipped(skipped)}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
