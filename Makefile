@@ -15,13 +15,15 @@ export TOKENIZERS_PARALLELISM := false
 help: ## Show this help
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
 
+# INSTALLER=auto: uv with pip's settings, pip when uv is unavailable or fails; uv or pip: that one only (mk/install.py)
+INSTALLER ?= auto
+
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade "pip>=24,<26"
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) mk/install.py --installer $(INSTALLER)
 	@touch $(STAMP)
 
-setup: $(STAMP) ## Create .venv and install the package with dev extras (idempotent)
+setup: $(STAMP) ## Create .venv and install the package with dev extras (uv, else pip; idempotent)
 
 test: setup ## Run the fast test suite (what CI runs)
 	@RECONMEM_OFFLINE=1 $(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest: no tests were collected (exit 5)"; exit 1; fi; exit $$rc
