@@ -1,0 +1,609 @@
+"""The catalogue of fork changes: plausible decisions a team might make about one function.
+
+Each kind finds its sites in a reference body (Python ``ast`` over the module text) and proposes
+one fork value per site:
+
+| kind | site | fork value |
+|---|---|---|
+| ``scale`` | a number (not 0 / 1, not a unit factor) that is a setting: the whole value assigned or returned, a keyword or positional argument (never an operand of arithmetic, an index or a comparison bound) | x2 (ints and floats), /2 (even ints), x10 (limits: ``timeout``, ``max``, ``limit``, ``retries`` ... in the fragment) |
+| ``bound`` | an int that is the bound of an ordering comparison (``len(x) > 3``) | the bound shifted by one (away from 0) |
+| ``strictness`` | an ordering comparison with a number or ``len(...)`` on one side | ``<`` <-> ``<=``, ``>`` <-> ``>=`` |
+| ``separator`` | a short punctuation string joined with, split on or concatenated | a conventional alternative (``,`` -> ``;``, ``&`` -> ``;``, ``:`` -> ``=``, ``-`` -> ``_`` ...) |
+| ``format`` | a date format (``%Y-%m-%d`` -> ``%d/%m/%Y``, ``T`` -> space), a float precision (``%.2f`` -> ``%.3f``), a zero-padded width (``%02d`` -> ``%03d``), the separator between two placeholders (``': '`` -> ``' - '``) | the variant |
+| ``default`` | the fallback of ``d.get(k, v)`` / ``d.pop(k, v)`` / ``getattr(o, n, v)`` / ``d.setdefault(k, v)`` | a number x2, a bool flipped |
+| ``exception`` | the class a ``raise`` uses | a sibling class: same direct base, defined in the project and reachable from the module; builtins only ``ValueError`` -> ``TypeError`` under a type check |
+| ``order`` | two adjacent one-line call statements on different receivers, neither adding to an output (``append``, ``write``, ``add`` ...), with no data dependency between them | the two swapped |
+
+Nothing else: no change to a docstring, message, log text, f-string part, annotation or subscript,
+no change that does not parse, no second change on the same line. Every change has a one-sentence
+**statement** of the decision as the user would say it (naming the fork's value and the code, never
+the public value), a **public statement** (the library's behaviour, for the distractor "stated
+early, revised later") and a **revision** (names both).
+
+**Differs from every release.** :func:`propose` guarantees only fork value != public value; the
+screening (``screen``) also requires that the fork's fragment occurs nowhere in the snapshot. Other
+releases of the project are not checked yet: the check to add is to download every sdist version of
+the project (``reconmem.platform.downloads.fetch_pypi_source``) and require the fork fragment (whitespace
+removed) in none of the target's files.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from benchmarks.locoeval.verified.distractors import module_bindings, skip_constant
+from benchmarks.locoeval.verified.source import SourceText, dedent_body, one_line, parents_of
+
+KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "exception", "order")
+FRAGMENT_CHARS = 110
+UNIT_FACTORS = {7, 8, 12, 16, 24, 32, 60, 64, 100, 128, 256, 255, 365, 1000, 1024, 3600, 86400, 1e3, 1e6, 1e9,
+                1000000, 1000000000, 0x7F, 0xFF, 0xFFFF, 65535, 65536}
+LIMIT_WORDS = re.compile(r"timeout|limit|max|min|retr|attempt|size|count|depth|width|length|len\b|"
+                         r"threshold|interval|delay|wait|buffer|chunk|batch|capacity", re.I)
+SEPARATORS = {",": ";", ", ": "; ", ";": ",", "; ": ", ", ":": "=", ": ": " = ", "=": ":", "|": ",",
+              "-": "_", "_": "-", "&": ";", "\t": ",", " | ": " / ", " - ": " : ", "; ": ", "}
+_SEP_CALLS = {"join", "split", "rsplit", "partition", "rpartition"}
+_ORDER_SWAP = {ast.Lt: ("<=", "<"), ast.LtE: ("<", "<="), ast.Gt: (">=", ">"), ast.GtE: (">", ">=")}
+_DEFAULT_CALLS = {"get": 1, "pop": 1, "setdefault": 1}
+_DATE_FORMATS = [("%Y-%m-%d", "%d/%m/%Y"), ("%d/%m/%Y", "%Y-%m-%d"), ("%m/%d/%Y", "%d.%m.%Y"),
+                 ("%d-%m-%Y", "%Y.%m.%d"), ("%H:%M:%S", "%H.%M.%S"), ("%Y%m%d", "%Y-%m-%d")]
+_PLACEHOLDER = r"(?:%[-#0 +]*\d*(?:\.\d+)?[sdrifxXeEgGc]|\{[^{}]*\})"
+_BETWEEN = re.compile(rf"({_PLACEHOLDER})(: |, |=|:|-| - )({_PLACEHOLDER})")
+_PLACEHOLDER_SEP = {": ": " - ", ", ": "; ", "=": ":", ":": "=", "-": "_", " - ": ": "}
+
+
+class CatalogueError(ValueError):
+    """A change cannot be applied (overlapping spans, a body that does not parse)."""
+
+
+@dataclass
+class ForkChange:
+    """One fork change: a replaced span of the module text and what the user says about it."""
+
+    kind: str
+    key: str                        # "<kind>:<line>:<col>" of the site (one change per site)
+    lines: list[int]                # first and last file line of the replaced span
+    start: int                      # character offsets of the replaced span in the module text
+    end: int
+    public_text: str                # the span's text in the release
+    fork_text: str                  # its text in the fork
+    public_value: str               # the value as a user would name it
+    fork_value: str
+    fragment: str                   # the one-line code fragment around the span, as released
+    fork_fragment: str              # the same fragment in the fork
+    statement: str = ""             # the user's decision (names the fork value only)
+    public_statement: str = ""      # the library's behaviour (the distractor, revised later)
+    revision: str = ""              # the correction naming both
+    notes: list[str] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON record of this change."""
+        return asdict(self)
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> "ForkChange":
+        return cls(**{k: rec[k] for k in cls.__dataclass_fields__ if k in rec})
+
+
+@dataclass
+class ExceptionFamily:
+    """Exception classes defined in a project: name -> (defining file, direct base names)."""
+
+    classes: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)
+
+    @classmethod
+    def of_files(cls, files: Mapping[str, str]) -> "ExceptionFamily":
+        fam = cls()
+        for rel, text in files.items():
+            if not rel.endswith(".py"):
+                continue
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef) and node.bases:
+                    bases = tuple(b.id if isinstance(b, ast.Name) else b.attr for b in node.bases
+                                  if isinstance(b, (ast.Name, ast.Attribute)))
+                    fam.classes.setdefault(node.name, []).append((rel, bases))
+        return fam
+
+    def is_exception(self, name: str, _seen: frozenset = frozenset()) -> bool:
+        builtin = getattr(builtins, name, None)
+        if isinstance(builtin, type) and issubclass(builtin, BaseException):
+            return True
+        if name in _seen or name not in self.classes:
+            return False
+        return any(self.is_exception(b, _seen | {name}) for _, bases in self.classes[name] for b in bases)
+
+    def siblings(self, name: str) -> list[tuple[str, str]]:
+        """``[(sibling name, defining file)]``: project exception classes with the same first base."""
+        if name not in self.classes or len(self.classes[name]) != 1:
+            return []
+        rel, bases = self.classes[name][0]
+        if not bases:
+            return []
+        out = []
+        for other, defs in sorted(self.classes.items()):
+            if other == name or len(defs) != 1:
+                continue
+            o_rel, o_bases = defs[0]
+            if o_bases[:1] == bases[:1] and self.is_exception(other):
+                out.append((other, o_rel))
+        out.sort(key=lambda s: (s[1] != rel, s[0]))     # same file first
+        return out
+
+
+@dataclass
+class Target:
+    """A function of a module whose body the catalogue changes."""
+
+    text: str                       # the module's source
+    func: ast.FunctionDef | ast.AsyncFunctionDef
+    body_start: int                 # 1-based lines of the body (after the docstring)
+    body_end: int
+    module_rel: str = ""            # the module's path in the project
+    exceptions: ExceptionFamily = field(default_factory=ExceptionFamily)
+
+    def __post_init__(self) -> None:
+        self.src = SourceText(self.text)
+        self.parents = parents_of(self.func)
+        self.bindings = module_bindings(ast.parse(self.text))
+        self.lo, self.hi = self.src.starts[self.body_start - 1], self.src.starts[self.body_end]
+
+    @classmethod
+    def of_function(cls, text: str, qualname: str, **kw: Any) -> "Target":
+        """The target named ``qualname`` (``Class.method`` or ``func``) of a module text; its body
+        starts after the docstring."""
+        tree = ast.parse(text)
+        node: ast.AST = tree
+        for part in qualname.split("."):
+            node = next(n for n in ast.iter_child_nodes(node)
+                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part)
+        body = node.body
+        first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and \
+            isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str) else body[0]
+        return cls(text, node, first.lineno, node.end_lineno, **kw)
+
+    @property
+    def name(self) -> str:
+        return self.func.name
+
+    def body(self) -> str:
+        """The public body, dedented (what the splicer takes)."""
+        return dedent_body(self.text[self.lo:self.hi])
+
+    def inside(self, node: ast.AST) -> bool:
+        return self.body_start <= getattr(node, "lineno", 0) and getattr(node, "end_lineno", 10**9) <= self.body_end
+
+    def fragment_node(self, node: ast.AST) -> ast.AST | None:
+        """The largest single-line expression around ``node`` of at most FRAGMENT_CHARS, widened to
+        its simple statement when that fits too (None: ``node`` spans lines)."""
+        if node.lineno != node.end_lineno:
+            return None
+        best = node
+        while best in self.parents:
+            par = self.parents[best]
+            if isinstance(par, ast.expr) and not isinstance(par, (ast.Lambda, ast.JoinedStr)):
+                if par.lineno != par.end_lineno or len(self.src.segment(par)) > FRAGMENT_CHARS:
+                    return best
+                best = par
+                continue
+            if isinstance(par, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr, ast.If,
+                                ast.While)) and par.lineno == par.end_lineno \
+                    and len(self.src.segment(par)) <= FRAGMENT_CHARS and not isinstance(par, (ast.If, ast.While)):
+                return par
+            return best
+        return best
+
+
+def _change(t: Target, kind: str, node: ast.AST, new: str, public_value: str, fork_value: str,
+            span: tuple[int, int] | None = None, context: ast.AST | None = None) -> ForkChange | None:
+    """The change replacing ``node``'s span (or ``span``) by ``new``, with its fragments."""
+    a, b = span or t.src.span(node)
+    ctx = context or t.fragment_node(node)
+    if ctx is None:
+        return None
+    ca, cb = t.src.span(ctx)
+    if not (ca <= a and b <= cb):
+        ca, cb = min(ca, a), max(cb, b)
+    fragment = t.text[ca:cb]
+    fork_fragment = t.text[ca:a] + new + t.text[b:cb]
+    if "\n" in new:
+        return None
+    return ForkChange(kind=kind, key=f"{kind}:{node.lineno}:{node.col_offset}",
+                      lines=[node.lineno, node.end_lineno], start=a, end=b, public_text=t.text[a:b], fork_text=new,
+                      public_value=public_value, fork_value=fork_value, fragment=one_line(fragment),
+                      fork_fragment=one_line(fork_fragment))
+
+
+def _number_text(v: int | float) -> str:
+    return repr(v) if not isinstance(v, float) or v != int(v) or abs(v) >= 1e16 else repr(float(v))
+
+
+def _setting(t: Target, node: ast.AST) -> bool:
+    """Is the number a setting: the whole value assigned or returned, a keyword argument, or a
+    positional argument of a call (not an operand of arithmetic, an index or a comparison)?"""
+    par = t.parents.get(node)
+    if isinstance(par, (ast.Assign, ast.AnnAssign, ast.Return, ast.keyword)):
+        return getattr(par, "value", None) is node
+    return isinstance(par, ast.Call) and node in par.args
+
+
+def _is_index(t: Target, node: ast.AST) -> bool:
+    par = t.parents.get(node)
+    while isinstance(par, (ast.UnaryOp, ast.BinOp)):
+        node, par = par, t.parents.get(par)
+    return isinstance(par, (ast.Subscript, ast.Slice)) or (isinstance(par, ast.Subscript) and par.slice is node)
+
+
+def _scale_values(v: int | float, limitish: bool) -> list[int | float]:
+    out: list[int | float] = [v * 2]
+    if isinstance(v, int) and v % 2 == 0 and abs(v) >= 4:
+        out.append(v // 2)
+    elif isinstance(v, float):
+        out.append(v / 2)
+    if limitish:
+        out.append(v * 10)
+    return out
+
+
+def scale_changes(t: Target) -> list[ForkChange]:
+    """``scale``: numbers assigned, passed or compared, x2 / /2 / x10."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Constant) and type(n.value) in (int, float) and t.inside(n)):
+            continue
+        v = n.value
+        if v in (0, 1, -1) or v in UNIT_FACTORS or skip_constant(t.parents, n, t.func) or not _setting(t, n):
+            continue
+        text = t.src.segment(n)
+        if text.lower().startswith(("0x", "0o", "0b")) or "e" in text.lower() or "_" in text:
+            continue
+        ctx = t.fragment_node(n)
+        if ctx is None:
+            continue
+        limitish = bool(LIMIT_WORDS.search(t.src.segment(ctx)))
+        for new in _scale_values(v, limitish)[:1]:
+            ch = _change(t, "scale", n, _number_text(new), text, _number_text(new))
+            if ch:
+                out.append(ch)
+    return out
+
+
+def _ordering(cmp: ast.Compare) -> bool:
+    return len(cmp.ops) == 1 and type(cmp.ops[0]) in _ORDER_SWAP
+
+
+def _numeric_side(t: Target, node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len":
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return True
+    return False
+
+
+def bound_changes(t: Target) -> list[ForkChange]:
+    """``bound``: the int bound of an ordering comparison shifted by one (away from zero)."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Compare) and _ordering(n) and t.inside(n)):
+            continue
+        for side in (n.left, n.comparators[0]):
+            if isinstance(side, ast.Constant) and type(side.value) is int and side.value not in UNIT_FACTORS:
+                v = side.value
+                new = v + 1 if v >= 0 else v - 1
+                ch = _change(t, "bound", side, str(new), str(v), str(new), context=t.fragment_node(n))
+                if ch:
+                    out.append(ch)
+    return out
+
+
+def strictness_changes(t: Target) -> list[ForkChange]:
+    """``strictness``: ``<`` <-> ``<=`` (and ``>``) in a comparison with a number or a length."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Compare) and _ordering(n) and t.inside(n)):
+            continue
+        if not (_numeric_side(t, n.left) or _numeric_side(t, n.comparators[0])):
+            continue
+        gap_a, gap_b = t.src.span(n.left)[1], t.src.span(n.comparators[0])[0]
+        gap = t.text[gap_a:gap_b]
+        new_op, old_op = _ORDER_SWAP[type(n.ops[0])]
+        at = gap.find(old_op)
+        if at < 0 or (old_op in ("<", ">") and gap[at:at + 2] in ("<=", ">=")):
+            continue
+        new_gap = gap[:at] + new_op + gap[at + len(old_op):]
+        ch = _change(t, "strictness", n, new_gap, old_op, new_op, span=(gap_a, gap_b), context=t.fragment_node(n))
+        if ch:
+            ch.key = f"strictness:{n.lineno}:{n.col_offset}"
+            out.append(ch)
+    return out
+
+
+def _string_role(t: Target, n: ast.Constant) -> str | None:
+    """``separator`` when the string is joined with, split on or concatenated; else None."""
+    par = t.parents.get(n)
+    if isinstance(par, ast.Attribute) and par.attr in _SEP_CALLS and isinstance(t.parents.get(par), ast.Call):
+        return "separator"
+    if isinstance(par, ast.Call) and isinstance(par.func, ast.Attribute) and par.func.attr in _SEP_CALLS \
+            and par.args and par.args[0] is n:
+        return "separator"
+    if isinstance(par, ast.BinOp) and isinstance(par.op, ast.Add):
+        return "separator"
+    return None
+
+
+def _quote(text: str, value: str) -> str:
+    """``value`` as a string literal with the same prefix and quotes as ``text``."""
+    m = re.match(r"^([rRbBuU]{0,2})('''|\"\"\"|'|\")", text)
+    prefix, q = (m.group(1), m.group(2)) if m else ("", "'")
+    body = value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n") if "r" not in prefix.lower() \
+        else value
+    return f"{prefix}{q}{body}{q}"
+
+
+def string_changes(t: Target) -> list[ForkChange]:
+    """``separator`` and ``format`` changes of string constants."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Constant) and isinstance(n.value, str) and t.inside(n)):
+            continue
+        if n.lineno != n.end_lineno or skip_constant(t.parents, n, t.func) or _is_index(t, n) \
+                or isinstance(t.parents.get(n), ast.Compare):
+            continue
+        text, v = t.src.segment(n), n.value
+        if text.lstrip("rRbBuU")[:1] not in ("'", '"') or text.lstrip("rRbBuU").startswith(("'''", '"""')):
+            continue
+        if v in SEPARATORS and _string_role(t, n) == "separator":
+            new = SEPARATORS[v]
+            ch = _change(t, "separator", n, _quote(text, new), repr(v), repr(new))
+            if ch:
+                out.append(ch)
+            continue
+        new = _format_variant(v)
+        if new is not None and new != v:
+            ch = _change(t, "format", n, _quote(text, new), repr(v), repr(new))
+            if ch:
+                out.append(ch)
+    return out
+
+
+def _format_variant(v: str) -> str | None:
+    """A format-string variant of ``v`` (date format, precision, width, placeholder separator)."""
+    for old, new in _DATE_FORMATS:
+        if old in v:
+            return v.replace(old, new, 1)
+    if re.search(r"%[YmdHMS]", v) and "T" in v and re.search(r"%d\s*T\s*%H|%dT%H", v):
+        return re.sub(r"%dT%H", "%d %H", v, count=1)
+    m = re.search(r"(%|\{[^{}:]*:)([-#0 +]?)(\d*)\.(\d)([fFeEgG])", v)
+    if m:
+        return v[:m.start(4)] + str(int(m.group(4)) + 1) + v[m.end(4):]
+    m = re.search(r"(%|\{[^{}:]*:)0(\d)([dxX])", v)
+    if m and 1 < int(m.group(2)) < 9:
+        return v[:m.start(2)] + str(int(m.group(2)) + 1) + v[m.end(2):]
+    m = _BETWEEN.search(v)
+    if m and m.group(2) in _PLACEHOLDER_SEP:
+        return v[:m.start(2)] + _PLACEHOLDER_SEP[m.group(2)] + v[m.end(2):]
+    return None
+
+
+def default_changes(t: Target) -> list[ForkChange]:
+    """``default``: the fallback value of ``.get`` / ``.pop`` / ``.setdefault`` / ``getattr``."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Call) and t.inside(n)):
+            continue
+        pos = None
+        if isinstance(n.func, ast.Attribute) and n.func.attr in _DEFAULT_CALLS and len(n.args) == 2:
+            pos = 1
+        elif isinstance(n.func, ast.Name) and n.func.id == "getattr" and len(n.args) == 3:
+            pos = 2
+        if pos is None:
+            continue
+        arg = n.args[pos]
+        if not isinstance(arg, ast.Constant):
+            continue
+        v = arg.value
+        if isinstance(v, bool):
+            new = repr(not v)
+        elif type(v) in (int, float) and v not in (0, 1, -1):
+            new = _number_text(v * 2)
+        else:
+            continue
+        ch = _change(t, "default", arg, new, t.src.segment(arg), new, context=t.fragment_node(n) or n)
+        if ch:
+            out.append(ch)
+    return out
+
+
+def exception_changes(t: Target) -> list[ForkChange]:
+    """``exception``: a raised class swapped for a sibling (same first base) the module can name."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Raise) and n.exc is not None and t.inside(n)):
+            continue
+        target = n.exc.func if isinstance(n.exc, ast.Call) else n.exc
+        if not isinstance(target, (ast.Name, ast.Attribute)):
+            continue
+        text = t.src.segment(target)
+        base, _, name = text.rpartition(".")
+        new = None
+        for sib, rel in t.exceptions.siblings(name):
+            if base:
+                own = t.exceptions.classes.get(name, [("", ())])[0][0]
+                if rel == own:
+                    new = f"{base}.{sib}"
+                    break
+            elif t.bindings.get(sib) in ("class", "import"):
+                new = sib
+                break
+        if new is None and not base and name == "ValueError" and _type_check_above(t, n):
+            new = "TypeError"
+        if new is None:
+            continue
+        ctx = n if n.lineno == n.end_lineno and len(t.src.segment(n)) <= FRAGMENT_CHARS else target
+        ch = _change(t, "exception", target, new, text, new, context=ctx)
+        if ch:
+            out.append(ch)
+    return out
+
+
+def _type_check_above(t: Target, node: ast.AST) -> bool:
+    """Is ``node`` inside an ``if`` whose test checks a type (isinstance / type / callable)?"""
+    cur = node
+    while cur in t.parents:
+        par = t.parents[cur]
+        if isinstance(par, ast.If):
+            seg = t.src.segment(par.test)
+            return bool(re.search(r"\b(isinstance|type|callable|hasattr)\(", seg))
+        cur = par
+    return False
+
+
+def _names(node: ast.AST, ctx: type) -> set[str]:
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ctx):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ctx):
+            out.add(ast.unparse(n))
+    return out
+
+
+def order_changes(t: Target) -> list[ForkChange]:
+    """``order``: two adjacent one-line call statements with no data dependency, swapped."""
+    out = []
+    for block in ast.walk(t.func):
+        for attr in ("body", "orelse", "finalbody"):
+            stmts = getattr(block, attr, None)
+            if not isinstance(stmts, list):
+                continue
+            for s1, s2 in zip(stmts, stmts[1:]):
+                if not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and s.lineno == s.end_lineno
+                           and t.inside(s) for s in (s1, s2)):
+                    continue
+                if s2.lineno != s1.end_lineno + 1 or _logging_call(s1) or _logging_call(s2):
+                    continue
+                if _receiver(s1) == _receiver(s2) or _accumulates(s1) or _accumulates(s2):
+                    continue        # parts of one output built in order: swapping them is no decision
+                w1, w2 = _names(s1, ast.Store), _names(s2, ast.Store)
+                r1, r2 = _names(s1, ast.Load), _names(s2, ast.Load)
+                if w1 & r2 or w2 & r1:
+                    continue
+                a1, b1 = t.src.span(s1)
+                a2, b2 = t.src.span(s2)
+                one, two = t.text[a1:b1], t.text[a2:b2]
+                if one == two or len(one) + len(two) > 2 * FRAGMENT_CHARS:
+                    continue
+                new = two + t.text[b1:a2] + one
+                ch = ForkChange(kind="order", key=f"order:{s1.lineno}:{s1.col_offset}", lines=[s1.lineno, s2.end_lineno],
+                                start=a1, end=b2, public_text=t.text[a1:b2], fork_text=new,
+                                public_value=f"{one_line(one)}; then {one_line(two)}",
+                                fork_value=f"{one_line(two)}; then {one_line(one)}",
+                                fragment=f"{one_line(one)}; {one_line(two)}",
+                                fork_fragment=f"{one_line(two)}; {one_line(one)}")
+                out.append(ch)
+    return out
+
+
+_ACCUMULATORS = {"append", "extend", "write", "writelines", "add", "_add", "insert", "appendleft", "put", "send",
+                 "emit", "push"}
+
+
+def _receiver(s: ast.Expr) -> str:
+    """The text of what a call statement is called on (the function name for a plain call)."""
+    f = s.value.func
+    return ast.unparse(f.value) if isinstance(f, ast.Attribute) else ast.unparse(f)
+
+
+def _accumulates(s: ast.Expr) -> bool:
+    f = s.value.func
+    name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+    return name in _ACCUMULATORS
+
+
+def _logging_call(s: ast.Expr) -> bool:
+    f = s.value.func
+    name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+    return name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print")
+
+
+_PROPOSERS = (default_changes, scale_changes, bound_changes, strictness_changes, string_changes,
+              exception_changes, order_changes)
+
+
+def describe(change: ForkChange, fn: str) -> ForkChange:
+    """Fill the change's statement, public statement and revision (templates per kind)."""
+    k, fv, pv = change.kind, change.fork_value, change.public_value
+    ff, pf = change.fork_fragment, change.fragment
+    if k == "order":
+        first_f, then_f = fv.split("; then ", 1)
+        first_p, then_p = pv.split("; then ", 1)
+        change.statement = f"In our version of `{fn}`, `{first_f}` has to come before `{then_f}`."
+        change.public_statement = f"`{fn}` does `{first_p}` first and then `{then_p}`."
+        change.revision = (f"Correction for `{fn}`: in our version it does `{first_f}` before `{then_f}`, "
+                           f"not the other way round as I said earlier.")
+        return change
+    what = {"scale": f"we use {fv} there", "bound": f"the bound is {fv} for us",
+            "strictness": f"the comparison is `{fv}` for us", "separator": f"we use {fv} as the separator",
+            "format": f"we format with {fv}", "default": f"the fallback is {fv} for us",
+            "exception": f"it raises `{fv}` in our code"}[k]
+    change.statement = f"A decision for `{fn}`: {what} -- `{ff}`."
+    change.public_statement = f"For `{fn}`: it has `{pf}` ({'the value' if k != 'exception' else 'the class'} `{pv}`)."
+    change.revision = f"Correction for `{fn}`: it is `{ff}` in our code ({fv}), not `{pf}` ({pv}) as I said earlier."
+    return change
+
+
+def propose(t: Target, kinds: tuple[str, ...] = KINDS) -> list[ForkChange]:
+    """Every catalogue change of ``t`` whose fork body parses, at most one per site, in line order."""
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for proposer in _PROPOSERS:
+        for ch in proposer(t):
+            if ch.kind not in kinds or (ch.start, ch.end) in seen or ch.public_text == ch.fork_text:
+                continue
+            try:
+                ast.parse("async def _f():\n" + _indent(apply_changes(t, [ch])))
+            except (SyntaxError, CatalogueError):
+                continue
+            seen.add((ch.start, ch.end))
+            out.append(describe(ch, t.name))
+    return sorted(out, key=lambda c: (c.start, KINDS.index(c.kind)))
+
+
+def _indent(body: str) -> str:
+    return "".join("    " + ln if ln.strip() else ln for ln in body.splitlines(keepends=True))
+
+
+def overlapping(a: ForkChange, b: ForkChange) -> bool:
+    """Do two changes touch the same span or the same line?"""
+    return a.start < b.end and b.start < a.end or bool(set(range(a.lines[0], a.lines[1] + 1))
+                                                      & set(range(b.lines[0], b.lines[1] + 1)))
+
+
+def apply_to_text(text: str, changes: list[ForkChange]) -> str:
+    """The module text with ``changes`` applied (they must not overlap)."""
+    ordered = sorted(changes, key=lambda c: c.start)
+    for a, b in zip(ordered, ordered[1:]):
+        if a.end > b.start:
+            raise CatalogueError(f"changes {a.key} and {b.key} overlap")
+    for ch in reversed(ordered):
+        if text[ch.start:ch.end] != ch.public_text:
+            raise CatalogueError(f"change {ch.key}: the module text at its span is not {ch.public_text!r}")
+        text = text[:ch.start] + ch.fork_text + text[ch.end:]
+    return text
+
+
+def apply_changes(t: Target, changes: list[ForkChange]) -> str:
+    """The fork body (dedented) of ``t`` with ``changes`` applied."""
+    new = apply_to_text(t.text, changes)
+    delta = sum(len(c.fork_text) - len(c.public_text) for c in changes)
+    return dedent_body(new[t.lo:t.hi + delta])

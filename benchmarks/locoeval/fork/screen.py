@@ -1,0 +1,428 @@
+"""The resumable screening driver: DevEval tasks -> validated fork tasks, one JSON line per task.
+
+For each candidate task (first the tasks where the verified set v2 found a consequential site of a
+kind a team might change -- ``v2/samples.verification.jsonl``, items of kind string, raise, number,
+compare, constant --, then every other usable task of the selected manifest projects):
+
+1. **screened**: the reference is located and its test files pass on the pristine tree under the
+   recording executor (the public recording is kept for step 3);
+2. **change_found**: catalogue changes (``catalogue.propose``) that pass the static filters (the fork
+   fragment in no visible file of the snapshot; the requirement text does not name the public value)
+   and change the outcome of the task's tests on their own; up to ``max_changes`` on distinct
+   lines, kinds taken in turn, at most ``max_tries`` single-change runs;
+3. **tests_derived**: ``tests_derive.derive_tests`` for the changes together (on failure with more
+   than one change, once more with the first change alone);
+4. **changes_observed** and 5. **validated**: ``validate.validate_fork`` (``change_observed`` is
+   step 4; the other checks step 5).
+
+Every outcome is appended to the results file as one JSON line (``status`` validated | dropped |
+error, ``stage`` the last step passed, ``reason`` the loss); tasks already in the file are skipped,
+so an interrupted screening resumes where it stopped (``retry_errors`` redoes the errored ones).
+:func:`loss_counts` reads the file back.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import sys
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from benchmarks.locoeval.fork.catalogue import (KINDS, ExceptionFamily, ForkChange, Target, apply_changes,
+                                                apply_to_text, overlapping, propose)
+from benchmarks.locoeval.fork.tests_derive import (RecordingExecutor, derive_tests, mentioning_test_files,
+                                                   observing_files, record_run)
+from benchmarks.locoeval.fork.validate import ForkTask, fragment_hits, validate_fork, visible_finder
+from benchmarks.locoeval.verified.source import dedent_body
+from benchmarks.locoeval.verified.validity import SnapshotText, text_files, token_in_text
+
+STAGES = ("screened", "change_found", "tests_derived", "changes_observed", "validated")
+V2_DIR = Path(__file__).resolve().parents[1] / "verified" / "v2"
+V2_SITE_KINDS = ("string", "raise", "number", "compare", "constant")
+MAX_OBSERVER_FILES = 12
+SET_NAME = "locoeval_fork"
+
+
+@dataclass
+class ScreenOptions:
+    """What to screen (the ``screen`` command's options)."""
+
+    out: Path
+    projects: list[str] | None = None
+    limit: int | None = None
+    timeout: float = 120.0
+    manifest: Path | None = None
+    deveval_data: Path | None = None
+    v2_only: bool = False
+    max_changes: int = 3
+    max_tries: int = 6
+    retry_errors: bool = False
+    work_root: Path | None = None
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def is_test_file(rel: str) -> bool:
+    parts = rel.split("/")
+    return any(p in ("tests", "test", "testing") for p in parts[:-1]) or parts[-1].startswith(("test_", "conftest")) \
+        or parts[-1].endswith("_test.py")
+
+
+class ForkProject:
+    """One manifest entry's snapshot, texts and exception classes (built once per screening)."""
+
+    def __init__(self, entry: Any, manifest: Any) -> None:
+        from benchmarks.deveval.providers import get_snapshot
+        from benchmarks.deveval.tasks import env_spec_for
+
+        self.entry = entry
+        self.root = Path(get_snapshot(entry.repo_spec(), manifest=manifest))
+        self.files = dict(text_files(self.root))
+        self.text = SnapshotText(self.files)
+        self.family = ExceptionFamily.of_files({k: v for k, v in self.files.items() if not is_test_file(k)})
+        self.env = env_spec_for(entry)
+
+    def test_files(self, task: Any) -> list[str]:
+        """Snapshot-relative paths of the files holding the task's tests."""
+        from benchmarks.locoeval.repo import resolve_file
+
+        out = []
+        for t in task.tests:
+            try:
+                out.append(resolve_file(self.root, t.split("::", 1)[0], self.entry.project_path)
+                           .relative_to(self.root).as_posix())
+            except FileNotFoundError:
+                continue
+        return sorted(set(out))
+
+    def in_snapshot(self, rel: str, qual: list[str], hidden: list[str]):
+        """``fragment -> files`` over what a method sees (``validate.visible_finder``)."""
+        return visible_finder(self.files, rel, qual, hidden, self.text)
+
+
+def v2_namespaces(v2_dir: Path = V2_DIR) -> list[str]:
+    """Tasks of the verified set v2 with a consequential site of a kind a team might change."""
+    out: list[str] = []
+    path = v2_dir / "samples.verification.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if any(it.get("kind") in V2_SITE_KINDS for it in row.get("items", {}).values()) \
+                and row["namespace"] not in out:
+            out.append(row["namespace"])
+    return out
+
+
+def load_records(deveval_data: Path | None) -> dict[str, dict[str, Any]]:
+    """DevEval records by namespace: v2's shipped copy, and DevEval's data.jsonl when it is there."""
+    from benchmarks.deveval.tasks import default_data_path
+
+    recs: dict[str, dict[str, Any]] = {}
+    paths = [V2_DIR / "deveval_tasks.jsonl"]
+    data = Path(deveval_data) if deveval_data else default_data_path()
+    if data.is_file():
+        paths.append(data)
+    for p in paths:
+        for line in p.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                recs.setdefault(r["namespace"], r)
+    return recs
+
+
+def done_namespaces(out: Path, retry_errors: bool = False) -> set[str]:
+    """Namespaces already in the results file (errored ones left out when ``retry_errors``)."""
+    done: set[str] = set()
+    if not out.is_file():
+        return done
+    for row in read_results(out):
+        if retry_errors and row.get("status") == "error":
+            done.discard(row["namespace"])
+            continue
+        done.add(row["namespace"])
+    return done
+
+
+def read_results(out: Path) -> Iterator[dict[str, Any]]:
+    """The results file's rows (a truncated last line is skipped)."""
+    for line in out.read_text(encoding="utf-8").splitlines():
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError:
+            continue
+
+
+def append_result(out: Path, row: dict[str, Any]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(row, sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def candidates(manifest: Any, records: dict[str, dict], projects: list[str] | None,
+               v2_only: bool) -> list[tuple[Any, str, str]]:
+    """``[(entry, namespace, source)]``: v2's site tasks first (in v2's order), then the others."""
+    entries = manifest.select(projects)
+    by_ns = {loc.namespace: e for e in entries for loc in e.tasks if loc.usable}
+    out, seen = [], set()
+    for ns in v2_namespaces():
+        if ns in by_ns and ns in records:
+            out.append((by_ns[ns], ns, "v2"))
+            seen.add(ns)
+    if not v2_only:
+        for e in entries:
+            for loc in sorted(e.tasks, key=lambda t: t.namespace):
+                if loc.usable and loc.namespace not in seen and loc.namespace in records:
+                    out.append((e, loc.namespace, "manifest"))
+    return out
+
+
+def requirement_prose(record: dict[str, Any]) -> str:
+    req = record.get("requirement") or {}
+    return " ".join(str(req.get(k, "")) for k in ("Functionality", "Arguments"))
+
+
+def _public_words(ch: ForkChange) -> str:
+    v = ch.public_value
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        v = v[1:-1]
+    return v
+
+
+def static_filter(changes: list[ForkChange], prose: str, find) -> tuple[list[ForkChange], Counter]:
+    """The changes whose fork fragment no visible file holds and whose public value the requirement
+    does not name (``order`` and ``strictness`` have no value a requirement would name)."""
+    kept, dropped = [], Counter()
+    for ch in changes:
+        if fragment_hits(ch, find):
+            dropped["fork fragment in snapshot"] += 1
+        elif ch.kind not in ("order", "strictness") and _public_words(ch).strip() \
+                and any(c.isalnum() for c in _public_words(ch)) and token_in_text(_public_words(ch), prose):
+            dropped["requirement names the public value"] += 1
+        else:
+            kept.append(ch)
+    return kept, dropped
+
+
+def try_order(changes: list[ForkChange]) -> list[ForkChange]:
+    """Kinds in turn (catalogue order), line order within a kind."""
+    by_kind: dict[str, list[ForkChange]] = {}
+    for ch in changes:
+        by_kind.setdefault(ch.kind, []).append(ch)
+    out = []
+    while any(by_kind.values()):
+        for k in KINDS:
+            if by_kind.get(k):
+                out.append(by_kind[k].pop(0))
+    return out
+
+
+def _task_failed(failed: list[str], test_ids: tuple[str, ...]) -> list[str]:
+    return [f for f in failed if f.startswith("collect:") or
+            any(f == t or f.startswith(t + "::") or f.startswith(t + "[") for t in test_ids)]
+
+
+class Screener:
+    """Screens tasks one by one and appends their outcomes (see the module docstring)."""
+
+    def __init__(self, opts: ScreenOptions) -> None:
+        from benchmarks.deveval.tasks import load_manifest
+        from benchmarks.sandbox import build_executor
+
+        self.opts = opts
+        self.manifest = load_manifest(opts.manifest)
+        self.records = load_records(opts.deveval_data)
+        work = {"work_root": str(opts.work_root)} if opts.work_root else {}
+        self.judge = build_executor({"name": "local", "timeout_s": opts.timeout, **work})
+        self.recorder = RecordingExecutor(timeout_s=opts.timeout, **work)
+        self.projects: dict[str, ForkProject] = {}
+
+    def project(self, entry: Any) -> ForkProject:
+        if entry.project_path not in self.projects:
+            self.projects[entry.project_path] = ForkProject(entry, self.manifest)
+            self.recorder.prepare(self.projects[entry.project_path].env)
+        return self.projects[entry.project_path]
+
+    def run(self) -> Counter:
+        done = done_namespaces(self.opts.out, self.opts.retry_errors)
+        todo = [c for c in candidates(self.manifest, self.records, self.opts.projects, self.opts.v2_only)
+                if c[1] not in done]
+        if self.opts.limit is not None:
+            todo = todo[:self.opts.limit]
+        log(f"fork screening: {len(todo)} task(s) to screen, {len(done)} already in {self.opts.out}")
+        counts: Counter = Counter()
+        for i, (entry, ns, source) in enumerate(todo, 1):
+            t0 = time.monotonic()
+            try:
+                row = self.screen_task(entry, ns)
+            except Exception as exc:  # noqa: BLE001 - recorded, the screening goes on
+                row = {"status": "error", "stage": None, "reason": f"{type(exc).__name__}: {exc}",
+                       "traceback": traceback.format_exc()[-3000:]}
+            row.update({"namespace": ns, "project_path": entry.project_path, "version": entry.version,
+                        "source": source, "seconds": round(time.monotonic() - t0, 1)})
+            append_result(self.opts.out, row)
+            counts[row["status"]] += 1
+            log(f"[{i}/{len(todo)}] {ns}: {row['status']} (stage {row['stage']}) {row.get('reason', '')} "
+                f"{row['seconds']}s")
+        return counts
+
+    def screen_task(self, entry: Any, ns: str) -> dict[str, Any]:
+        from benchmarks.deveval.providers import reference_function
+        from benchmarks.deveval.tasks import parse_task
+        from benchmarks.locoeval.repo import _qualname, find_function
+
+        proj = self.project(entry)
+        task = parse_task(self.records[ns], ns)
+        ref = reference_function(proj.root, task, entry.task(ns))
+        rel = ref["file"]
+        text = proj.files[rel]
+        qual = _qualname(ns, rel)
+        func = find_function(ast.parse(text), qual)
+        if func is None or func.lineno != ref["signature_line"]:
+            return {"status": "dropped", "stage": None, "reason": "function not found at the manifest's line"}
+        target = Target(text, func, ref["body_start"], ref["body_end"], module_rel=rel, exceptions=proj.family)
+        test_files = proj.test_files(task)
+        row: dict[str, Any] = {"file": rel, "signature_line": ref["signature_line"], "body_start": ref["body_start"],
+                               "body_end": ref["body_end"], "test_files": test_files,
+                               "public_body_sha256": hashlib.sha256(dedent_body(ref["body"]).encode()).hexdigest(),
+                               "runs": 0}
+        to = self.opts.timeout
+        scope = list(test_files)
+        public = record_run(self.recorder, proj.root, proj.env, scope, {}, label=f"{ns} public", timeout_s=to)
+        row["runs"] += 1
+        if public.outcome.outcome == "timeout":      # whole files too slow: the task's own node ids
+            scope = list(task.tests)
+            public = record_run(self.recorder, proj.root, proj.env, scope, {}, label=f"{ns} public", timeout_s=to)
+            row["runs"] += 1
+        row["test_scope"] = "files" if scope == test_files else "node ids"
+        if not public.complete or _task_failed(public.failed, task.tests):
+            return {**row, "status": "dropped", "stage": None,
+                    "reason": f"reference fails under this executor ({public.outcome.outcome})"}
+        # 2. catalogue changes
+        proposed = propose(target)
+        hidden0 = list(test_files)
+        find = proj.in_snapshot(rel, qual, hidden0)
+        kept, dropped = static_filter(proposed, requirement_prose(self.records[ns]), find)
+        row["proposed"] = len(proposed)
+        row["static_dropped"] = dict(dropped)
+        if not kept:
+            reason = "no catalogue site" if not proposed else "every catalogue change fails a static filter"
+            return {**row, "status": "dropped", "stage": "screened", "reason": reason}
+        chosen, tried = [], []
+        for ch in try_order(kept):
+            if len(chosen) >= self.opts.max_changes or len(tried) >= self.opts.max_tries:
+                break
+            if any(overlapping(ch, c) for c in chosen):
+                continue
+            out = self.judge.run(self._job(proj, task, {rel: apply_to_text(text, [ch])}, f"{ns} try {ch.key}"))
+            row["runs"] += 1
+            tried.append({"key": ch.key, "kind": ch.kind, "change": f"{ch.public_value} -> {ch.fork_value}",
+                          "outcome": out.outcome})
+            if out.outcome in ("fail", "error"):
+                chosen.append(ch)
+        row["tried"] = tried
+        if not chosen:
+            return {**row, "status": "dropped", "stage": "screened",
+                    "reason": f"no catalogue change changes a test outcome ({len(tried)} tried)"}
+        # 3. the fork's tests
+        der = derive_tests(executor=self.recorder, root=proj.root, env=proj.env, target_file=rel,
+                           fork_text=apply_to_text(text, chosen), test_files=test_files, timeout_s=to, public=public,
+                           test_ids=scope)
+        row["runs"] += der.runs
+        if not der.ok and len(chosen) > 1:
+            row["derivation_with_all"] = der.reason
+            chosen = chosen[:1]
+            der = derive_tests(executor=self.recorder, root=proj.root, env=proj.env, target_file=rel,
+                               fork_text=apply_to_text(text, chosen), test_files=test_files, timeout_s=to,
+                               public=public, test_ids=scope)
+            row["runs"] += der.runs
+        row["changes"] = [c.record() for c in chosen]
+        row["fork_body"] = apply_changes(target, chosen)
+        row["derivation"] = der.record()
+        if not der.ok:
+            return {**row, "status": "dropped", "stage": "change_found", "reason": f"tests: {der.reason}"}
+        # 4-5. validation
+        name = task.function_name
+        observers = [f for f in mentioning_test_files(proj.files, name, is_test_file) if f not in test_files]
+        row["observer_candidates"] = len(observers)
+        observers = sorted(set(observers[:MAX_OBSERVER_FILES]) | set(test_files))
+        fork_text = apply_to_text(text, chosen)
+        observing, n = observing_files(executor=self.recorder, root=proj.root, env=proj.env, target_file=rel,
+                                       fork_text=fork_text, candidates=observers, timeout_s=to)
+        row["runs"] += n
+        ft = ForkTask(namespace=ns, target_file=rel, test_ids=list(task.tests), public_text=text,
+                      body_start=ref["body_start"], body_end=ref["body_end"], indent=ref["indent"], changes=chosen,
+                      test_edits=der.files, hidden_files=sorted(set(test_files) | set(observing)),
+                      observer_candidates=observers)
+        res = validate_fork(ft, root=proj.root, env=proj.env, executor=self.judge, recorder=self.recorder,
+                            in_snapshot=find, timeout_s=to)
+        row["runs"] += res["runs"]
+        row["checks"] = res["checks"]
+        row["hidden_files"] = ft.hidden_files
+        if not res["checks"]["change_observed"]["ok"]:
+            return {**row, "status": "dropped", "stage": "tests_derived",
+                    "reason": f"a change is not observed: {res['checks']['change_observed']['detail']}"}
+        if not res["ok"]:
+            bad = [k for k, v in res["checks"].items() if not v["ok"]]
+            return {**row, "status": "dropped", "stage": "changes_observed", "reason": "validation: " + ", ".join(bad)}
+        return {**row, "status": "validated", "stage": "validated", "reason": ""}
+
+    def _job(self, proj: ForkProject, task: Any, edits: dict[str, str], label: str):
+        from benchmarks.sandbox.base import ExecutionJob
+
+        return ExecutionJob(project_root=proj.root, env=proj.env, test_ids=list(task.tests), edits=edits,
+                            timeout_s=self.opts.timeout, label=label)
+
+
+def screen(opts: ScreenOptions) -> Counter:
+    """Screen the candidates of ``opts`` into ``opts.out`` (resumable); returns status counts."""
+    return Screener(opts).run()
+
+
+def default_results_path() -> Path:
+    from reconmem.platform.downloads import cache_root
+
+    return cache_root() / SET_NAME / "screen.jsonl"
+
+
+def loss_counts(out: Path) -> dict[str, Any]:
+    """Per step, how many tasks reached it, and the reasons of the losses (latest row per task)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for row in read_results(out):
+        rows[row["namespace"]] = row
+    reached = Counter()
+    reasons: dict[str, Counter] = {}
+    for row in rows.values():
+        stage = row.get("stage")
+        upto = STAGES.index(stage) + 1 if stage in STAGES else 0
+        for s in STAGES[:upto]:
+            reached[s] += 1
+        if row.get("status") != "validated":
+            lost_at = "error" if row.get("status") == "error" else (STAGES[upto] if upto < len(STAGES) else "?")
+            reasons.setdefault(lost_at, Counter())[_reason_key(row.get("reason", ""))] += 1
+    projects = Counter(r["project_path"] for r in rows.values())
+    validated = Counter(r["project_path"] for r in rows.values() if r.get("status") == "validated")
+    return {"tasks": len(rows), "reached": {s: reached[s] for s in STAGES},
+            "lost": {k: dict(v.most_common()) for k, v in reasons.items()},
+            "projects": {p: {"screened": n, "validated": validated[p]} for p, n in sorted(projects.items())}}
+
+
+def _reason_key(reason: str) -> str:
+    """A reason without its task-specific parts (for counting)."""
+    import re
+
+    key = re.sub(r"round \d+: ", "", reason)
+    key = re.sub(r"\(.*?\)|\{.*\}", "(..)", key)
+    key = re.sub(r"\S+\.py\S*|\d+", "N", key)
+    return key[:100]

@@ -1,0 +1,388 @@
+"""The fork's own tests, derived mechanically from the project's tests.
+
+:func:`derive_tests` runs the task's test files with the fork's reference body spliced in, under
+the recording plugin (``record_plugin``), twice, each time in a fresh process:
+
+1. the public body's run gives the tests that already fail (left alone, listed);
+2. every other failing test must have recorded assertions, and each recorded assertion is rewritten
+   in its test file -- only its **expected operand**: the literal side of ``assert a == b`` or of
+   ``self.assertEqual(a, b)`` becomes ``repr(actual)`` (only when ``ast.literal_eval`` of that repr
+   gives the actual value back, same type), or the class in ``pytest.raises(X)`` /
+   ``self.assertRaises(X)`` becomes the class the fork raised (only when the test file can name it:
+   a builtin, a class of the same module as ``X`` written as ``mod.X``, or a name the test file
+   binds). No assertion is removed, nothing else changes;
+3. the two recordings must agree (values compared after ``literal_eval``); a test failing without a
+   record, an assertion whose two sides are both or neither literal, one assertion seen with two
+   different values (a loop, a shared helper), an unstable run: the task is dropped, with the reason;
+4. repeat with the rewritten files (a test may fail at a later assertion) until every test that
+   passes under the public body passes under the fork's body, at most :data:`MAX_ROUNDS` rounds.
+
+Result: the rewritten test files, a unified diff per file, every rewrite (file, line, test, old and
+new operand). :func:`observing_files` finds the other test files the fork makes fail (they must be
+hidden from the method too).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.locoeval.fork.record_plugin import MARK, PLUGIN_MODULE, PLUGIN_SOURCE
+from benchmarks.sandbox.base import PASS, ExecutionJob, ExecutionOutcome
+from benchmarks.sandbox.local import LocalExecutor
+
+MAX_ROUNDS = 4
+_RAISES_CALLS = {"raises", "assertRaises"}
+_EQ_METHODS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
+               "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual"}
+
+
+class DeriveError(ValueError):
+    """The fork's tests cannot be derived mechanically and safely; the message is the reason."""
+
+
+class RecordingExecutor(LocalExecutor):
+    """The local executor running pytest with the recording plugin, every test (no ``-x``),
+    assertion rewriting on and test-order plugins off."""
+
+    def pytest_args(self, test_ids: list[str]) -> list[str]:
+        return ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", PLUGIN_MODULE,
+                "--assert=rewrite", *test_ids]
+
+
+@dataclass
+class Recording:
+    """One recorded run: its outcome, the failing node ids and the assertion records."""
+
+    outcome: ExecutionOutcome
+    failed: list[str]
+    records: list[dict[str, Any]]
+    complete: bool                  # the plugin's line was found and not truncated
+
+    @property
+    def log_tail(self) -> str:
+        return self.outcome.log[-1500:]
+
+
+def parse_recording(outcome: ExecutionOutcome) -> Recording:
+    """The plugin's line from a run's log (the last one)."""
+    at = outcome.log.rfind(MARK)
+    if at < 0:
+        return Recording(outcome, [], [], False)
+    line = outcome.log[at + len(MARK):].split("\n", 1)[0]
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        return Recording(outcome, [], [], False)
+    return Recording(outcome, list(data.get("failed", [])), list(data.get("records", [])),
+                     not data.get("overflow", False))
+
+
+def record_run(executor: RecordingExecutor, root: Path, env: Any, test_ids: list[str], edits: dict[str, str],
+               *, label: str = "", timeout_s: float | None = None) -> Recording:
+    """Run ``test_ids`` on ``root`` with ``edits`` and the plugin; parse what it recorded."""
+    edits = {**edits, f"{PLUGIN_MODULE}.py": PLUGIN_SOURCE}
+    job = ExecutionJob(project_root=root, env=env, test_ids=list(test_ids), edits=edits, timeout_s=timeout_s,
+                       label=label)
+    return parse_recording(executor.run(job))
+
+
+@dataclass
+class Rewrite:
+    """One rewritten expected operand."""
+
+    file: str
+    line: int
+    test: str
+    kind: str                       # compare | unittest | raises
+    old: str
+    new: str
+
+    def record(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Derivation:
+    """The fork's tests of one task (``ok``) or why they cannot be derived (``reason``)."""
+
+    ok: bool
+    reason: str = ""
+    files: dict[str, str] = field(default_factory=dict)          # rewritten test files: path -> text
+    diffs: dict[str, str] = field(default_factory=dict)
+    rewrites: list[Rewrite] = field(default_factory=list)
+    public_failures: list[str] = field(default_factory=list)
+    rounds: int = 0
+    runs: int = 0
+
+    def record(self) -> dict[str, Any]:
+        return {"ok": self.ok, "reason": self.reason, "diffs": self.diffs,
+                "rewrites": [r.record() for r in self.rewrites], "public_failures": self.public_failures,
+                "rounds": self.rounds, "runs": self.runs}
+
+
+def _literal(node: ast.AST) -> bool:
+    try:
+        ast.literal_eval(node)
+        return True
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
+def _value_back(rec: dict[str, Any]) -> Any:
+    return ast.literal_eval(rec["repr"])
+
+
+def _innermost(tree: ast.AST, line: int, kind: type | tuple) -> list[ast.AST]:
+    nodes = [n for n in ast.walk(tree) if isinstance(n, kind) and n.lineno <= line <= n.end_lineno]
+    return sorted(nodes, key=lambda n: (n.end_lineno - n.lineno, -n.col_offset))
+
+
+def _call_name(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+
+
+def _segment_span(text: str, node: ast.AST) -> tuple[int, int]:
+    from benchmarks.locoeval.verified.source import SourceText
+
+    return SourceText(text).span(node)
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    from benchmarks.locoeval.verified.distractors import module_bindings
+
+    return set(module_bindings(tree))
+
+
+def plan_rewrite(text: str, rec: dict[str, Any]) -> tuple[tuple[int, int], str, str]:
+    """``((start, end), old, new)``: the expected operand of the recorded assertion and its new text."""
+    tree = ast.parse(text)
+    line = rec["line"]
+    if rec["kind"] in ("compare", "unittest"):
+        if rec["kind"] == "compare":
+            cands = [n for n in _innermost(tree, line, ast.Assert)]
+            if not cands:
+                raise DeriveError(f"no assert statement at line {line}")
+            test = cands[0].test
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+                raise DeriveError(f"line {line}: the failing assert is not `a == b`")
+            left, right = test.left, test.comparators[0]
+        else:
+            calls = [c for c in _innermost(tree, line, ast.Call) if _call_name(c) in _EQ_METHODS]
+            if not calls or len(calls[0].args) < 2:
+                raise DeriveError(f"line {line}: no assertEqual call with two positional arguments")
+            left, right = calls[0].args[0], calls[0].args[1]
+        lit_l, lit_r = _literal(left), _literal(right)
+        if lit_l == lit_r:
+            raise DeriveError(f"line {line}: {'both' if lit_l else 'neither'} side of the comparison is a literal")
+        expected, actual = (left, rec["right"]) if lit_l else (right, rec["left"])
+        if not actual.get("literal"):
+            raise DeriveError(f"line {line}: the actual value has no literal form ({actual.get('type')})")
+        span = _segment_span(text, expected)
+        old = text[span[0]:span[1]]
+        return span, old, _same_quotes(old, actual["repr"])
+    if rec["kind"] == "raises":
+        calls = [c for c in _innermost(tree, line, ast.Call) if _call_name(c) in _RAISES_CALLS and c.args]
+        if not calls:
+            raise DeriveError(f"line {line}: no pytest.raises / assertRaises call")
+        arg = calls[0].args[0]
+        if isinstance(rec["expected"], list) or isinstance(arg, ast.Tuple):
+            raise DeriveError(f"line {line}: a tuple of expected exceptions")
+        new = _class_name_for(tree, arg, rec["expected"], rec["raised"])
+        span = _segment_span(text, arg)
+        return span, text[span[0]:span[1]], new
+    raise DeriveError(f"unknown record kind {rec['kind']!r}")
+
+
+def _same_quotes(old: str, new: str) -> str:
+    """A str repr in the old literal's double quotes when that is the same value."""
+    if old.startswith('"') and new.startswith("'") and new.endswith("'") and '"' not in new and "\\" not in new:
+        return '"' + new[1:-1] + '"'
+    return new
+
+
+def _class_name_for(tree: ast.Module, arg: ast.AST, expected: dict[str, str], raised: dict[str, str]) -> str:
+    name = raised["name"]
+    if "." in name:
+        raise DeriveError(f"raised class {raised['module']}.{name} is nested")
+    if raised["module"] == "builtins" and isinstance(getattr(builtins, name, None), type):
+        return name
+    if isinstance(arg, ast.Attribute) and raised["module"] == expected["module"]:
+        return f"{ast.unparse(arg.value)}.{name}"
+    if name in _module_names(tree):
+        return name
+    raise DeriveError(f"the test file cannot name the raised class {raised['module']}.{name}")
+
+
+def _normalised(records: list[dict[str, Any]], *, per_test: bool = True) -> dict[tuple, Any]:
+    """Records keyed by (test, file, line, kind) -- without the test when ``per_test`` is false --,
+    value the recorded payload compared by value (addresses in non-literal reprs masked)."""
+    out: dict[tuple, Any] = {}
+    for r in records:
+        key = (r.get("test") if per_test else None, r["file"], r["line"], r["kind"])
+        if r["kind"] == "raises":
+            val = json.dumps([r["expected"], r["raised"]], sort_keys=True)
+        else:
+            val = []
+            for side in ("left", "right"):
+                v = r[side]
+                try:
+                    val.append(("lit", _value_back(v)) if v.get("literal") else ("repr", _masked(v.get("repr"))))
+                except (ValueError, SyntaxError):
+                    val.append(("repr", _masked(v.get("repr"))))
+            val = tuple(val)
+        if key in out and out[key] != val:
+            raise DeriveError(f"{r['file']}:{r['line']}: one assertion saw different values (a loop or a shared "
+                              f"helper)")
+        out[key] = val
+    return out
+
+
+def _masked(text: str | None) -> str | None:
+    return re.sub(r"0x[0-9a-fA-F]{6,}", "0x?", text) if text else text
+
+
+def _same(a: Recording, b: Recording) -> bool:
+    if sorted(a.failed) != sorted(b.failed):
+        return False
+    try:
+        return _normalised(a.records) == _normalised(b.records)
+    except DeriveError:
+        return False
+
+
+def unified_diffs(original: dict[str, str], rewritten: dict[str, str]) -> dict[str, str]:
+    """A unified diff per rewritten file (``a/<path>`` -> ``b/<path>``)."""
+    return {rel: "".join(difflib.unified_diff(original[rel].splitlines(keepends=True),
+                                              rewritten[rel].splitlines(keepends=True), f"a/{rel}", f"b/{rel}"))
+            for rel in sorted(rewritten) if rewritten[rel] != original[rel]}
+
+
+def _failed_in(failed: list[str], files: list[str]) -> list[str]:
+    return [f for f in failed if f.split("::", 1)[0] in files or f.startswith("collect:")]
+
+
+def derive_tests(*, executor: RecordingExecutor, root: Path, env: Any, target_file: str, fork_text: str,
+                 test_files: list[str], timeout_s: float | None = None,
+                 public: Recording | None = None, test_ids: list[str] | None = None) -> Derivation:
+    """The fork's tests for ``test_files`` (snapshot-relative) when ``target_file`` holds ``fork_text``.
+
+    ``test_ids``: what the runs run (default: the whole ``test_files``; node ids when those are too
+    slow). ``public``: the recorded run of the same ids on the pristine tree, when the caller has it.
+    """
+    run_ids = list(test_ids or test_files)
+    original = {rel: (root / rel).read_text(encoding="utf-8") for rel in test_files}
+    current = dict(original)
+    der = Derivation(ok=False)
+    if public is None:
+        public = record_run(executor, root, env, run_ids, {}, label="public", timeout_s=timeout_s)
+        der.runs += 1
+    if not public.complete:
+        der.reason = f"the public run recorded nothing ({public.outcome.outcome}): {public.log_tail[-300:]}"
+        return der
+    der.public_failures = sorted(public.failed)
+    baseline = set(public.failed)
+    for rnd in range(1, MAX_ROUNDS + 1):
+        der.rounds = rnd
+        edits = {target_file: fork_text, **{k: v for k, v in current.items() if v != original[k]}}
+        runs = [record_run(executor, root, env, run_ids, edits, label=f"fork round {rnd}.{i}",
+                           timeout_s=timeout_s) for i in (1, 2)]
+        der.runs += 2
+        if not all(r.complete for r in runs):
+            der.reason = f"round {rnd}: a fork run recorded nothing ({runs[0].outcome.outcome})"
+            return der
+        if not _same(*runs):
+            der.reason = f"round {rnd}: two runs of the fork disagree (failures or recorded values)"
+            return der
+        new_failures = sorted(set(runs[0].failed) - baseline)
+        if not new_failures:
+            der.ok = True
+            der.files = {k: v for k, v in current.items() if v != original[k]}
+            der.diffs = unified_diffs(original, current)
+            if not der.rewrites:
+                der.ok, der.reason = False, "the fork changes no test outcome"
+            return der
+        try:
+            changed = _apply_round(current, runs[0], new_failures, test_files, der)
+        except DeriveError as exc:
+            der.reason = f"round {rnd}: {exc}"
+            return der
+        if not changed:
+            der.reason = f"round {rnd}: failing tests but nothing to rewrite"
+            return der
+    der.reason = f"tests still fail after {MAX_ROUNDS} rounds of rewriting"
+    return der
+
+
+def _apply_round(current: dict[str, str], run: Recording, new_failures: list[str], test_files: list[str],
+                 der: Derivation) -> int:
+    """Rewrite every recorded assertion of the newly failing tests in ``current``; returns how many."""
+    by_test: dict[str, list[dict]] = {}
+    for r in run.records:
+        by_test.setdefault(r.get("test") or "", []).append(r)
+    _normalised([r for r in run.records if r.get("test") in new_failures], per_test=False)  # one assertion, one value
+    plans: dict[str, dict[tuple[int, int], tuple[str, str, dict]]] = {}
+    for nodeid in new_failures:
+        if nodeid.startswith("collect:"):
+            raise DeriveError(f"a test file fails to collect under the fork ({nodeid[8:]})")
+        recs = by_test.get(nodeid, [])
+        if not recs:
+            raise DeriveError(f"{nodeid} fails without a recorded assertion")
+        for rec in recs:
+            rel = rec.get("file")
+            if rel not in current:
+                raise DeriveError(f"{nodeid}: the failing assertion is in {rel}, not in a test file of the task")
+            span, old, new = plan_rewrite(current[rel], rec)
+            if old == new:
+                raise DeriveError(f"{rel}:{rec['line']}: the expected operand already is {new}")
+            plans.setdefault(rel, {})[span] = (old, new, rec)
+    n = 0
+    for rel, edits in plans.items():
+        text = current[rel]
+        for (a, b), (old, new, rec) in sorted(edits.items(), reverse=True):
+            text = text[:a] + new + text[b:]
+            der.rewrites.append(Rewrite(rel, rec["line"], rec.get("test") or "", rec["kind"], old, new))
+            n += 1
+        try:
+            ast.parse(text)
+        except SyntaxError as exc:
+            raise DeriveError(f"{rel}: the rewritten file does not parse ({exc})") from None
+        current[rel] = text
+    return n
+
+
+def observing_files(*, executor: RecordingExecutor, root: Path, env: Any, target_file: str, fork_text: str,
+                    candidates: list[str], timeout_s: float | None = None) -> tuple[list[str], int]:
+    """``(files, runs)``: those of ``candidates`` in which a test passes on the pristine tree and fails
+    with the fork (their own tests unchanged)."""
+    if not candidates:
+        return [], 0
+    public = record_run(executor, root, env, candidates, {}, label="observers public", timeout_s=timeout_s)
+    fork = record_run(executor, root, env, candidates, {target_file: fork_text}, label="observers fork",
+                      timeout_s=timeout_s)
+    if not (public.complete and fork.complete):
+        return sorted(candidates), 2          # cannot tell: hide them all
+    new = set(fork.failed) - set(public.failed)
+    files = {f.split("::", 1)[0] for f in new if not f.startswith("collect:")}
+    if any(f.startswith("collect:") for f in new):
+        files |= set(candidates)
+    return sorted(files), 2
+
+
+
+
+def mentioning_test_files(files: dict[str, str], name: str, is_test) -> list[str]:
+    """Test files of a snapshot whose text uses ``name`` as a word."""
+    pat = re.compile(rf"\b{re.escape(name)}\b")
+    return sorted(rel for rel, text in files.items() if rel.endswith(".py") and is_test(rel) and pat.search(text))
+
+
+def passed(outcome: ExecutionOutcome) -> bool:
+    return outcome.outcome == PASS

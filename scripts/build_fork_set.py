@@ -1,0 +1,72 @@
+"""Build the fork set (verified set v3): screen DevEval tasks into fork tasks, count the losses.
+
+    python -m scripts.build_fork_set screen [--projects NAME ...] [--limit N] [--out FILE] [--timeout 120]
+                                            [--v2-only] [--max-changes 3] [--max-tries 6] [--retry-errors]
+    python -m scripts.build_fork_set counts [--out FILE]
+
+``screen`` appends one JSON line per task to ``--out`` (default ``<cache>/locoeval_fork/screen.jsonl``)
+and skips the tasks already there, so an interrupted screening resumes by running the same command.
+Candidates: the tasks of the verified set v2 with a consequential site first, then every usable
+task of the selected manifest projects (their DevEval records from v2's shipped copy, and from
+DevEval's data.jsonl -- ``--deveval-data`` or ``$RECONMEM_DEVEVAL_DATA`` -- when present).
+``counts`` prints how many tasks reached each step and why the others were lost.
+What, how and what remains: ``benchmarks/locoeval/fork/__init__.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scripts.build_fork_set", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    sc = sub.add_parser("screen", help="screen tasks into fork tasks (resumable)")
+    sc.add_argument("--projects", nargs="*", default=None, help="project paths or names (default: every mapped one)")
+    sc.add_argument("--limit", type=int, default=None, help="screen at most this many new tasks")
+    sc.add_argument("--out", type=Path, default=None, help="results file (append-only JSONL)")
+    sc.add_argument("--timeout", type=float, default=120.0, help="seconds per test run")
+    sc.add_argument("--manifest", type=Path, default=None, help="pypi_sources.json (default: the shipped one)")
+    sc.add_argument("--deveval-data", type=Path, default=os.environ.get("RECONMEM_DEVEVAL_DATA"),
+                    help="DevEval data.jsonl for tasks outside v2 (default: $RECONMEM_DEVEVAL_DATA or the fetched copy)")
+    sc.add_argument("--v2-only", action="store_true", help="only the tasks with a v2 site")
+    sc.add_argument("--max-changes", type=int, default=3, help="fork changes per task at most")
+    sc.add_argument("--max-tries", type=int, default=6, help="single-change test runs per task at most")
+    sc.add_argument("--retry-errors", action="store_true", help="screen again the tasks that errored")
+    sc.add_argument("--work-root", type=Path, default=None, help="where the test runs' temporary trees go")
+    co = sub.add_parser("counts", help="print the loss counts of a results file")
+    co.add_argument("--out", type=Path, default=None, help="results file")
+    args = ap.parse_args(argv)
+
+    from benchmarks.locoeval.fork.screen import ScreenOptions, default_results_path, loss_counts, screen
+
+    out = args.out or default_results_path()
+    if args.command == "counts":
+        if not out.is_file():
+            print(f"error: results file {out} not found (option --out)", file=sys.stderr)
+            return 2
+        print(json.dumps(loss_counts(out), indent=1))
+        return 0
+    if args.max_changes < 1 or args.max_tries < 1:
+        print("error: --max-changes and --max-tries must be at least 1", file=sys.stderr)
+        return 2
+    opts = ScreenOptions(out=out, projects=args.projects, limit=args.limit, timeout=args.timeout,
+                         manifest=args.manifest, deveval_data=args.deveval_data, v2_only=args.v2_only,
+                         max_changes=args.max_changes, max_tries=args.max_tries, retry_errors=args.retry_errors,
+                         work_root=args.work_root)
+    try:
+        counts = screen(opts)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps({"this_run": dict(counts), **loss_counts(out)}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

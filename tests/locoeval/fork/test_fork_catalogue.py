@@ -1,0 +1,125 @@
+"""The fork catalogue on small functions: each kind's sites, fork bodies, statements and refusals."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from benchmarks.locoeval.fork.catalogue import (CatalogueError, ExceptionFamily, Target, apply_changes,
+                                                apply_to_text, overlapping, propose)
+
+MODULE = '''import time
+
+
+class Error(Exception):
+    pass
+
+
+class TooLong(Error):
+    pass
+
+
+class Empty(Error):
+    pass
+
+
+def fetch(url, opts, retries=3):
+    """Fetch ``url`` -- the docstring's 30 and ',' are not sites."""
+    timeout = opts.get("timeout", 30)
+    if len(url) > 200:
+        raise TooLong("more than 200 characters, joined by ','")
+    if not isinstance(url, str):
+        raise ValueError("not a string")
+    parts = url.split(",")
+    stamp = time.strftime("%Y-%m-%d")
+    time.sleep(5)
+    width = 2 * len(parts)
+    audit.record(url)
+    cache.clear()
+    return "; ".join(parts) + "%.2f" % timeout + stamp + str(width + retries)
+'''
+
+
+def _target(text: str = MODULE, name: str = "fetch") -> Target:
+    return Target.of_function(text, name, exceptions=ExceptionFamily.of_files({"m.py": text}))
+
+
+def _by_kind(changes):
+    out = {}
+    for c in changes:
+        out.setdefault(c.kind, []).append(c)
+    return out
+
+
+def test_every_kind_finds_its_site_and_the_fork_body_parses():
+    t = _target()
+    kinds = _by_kind(propose(t))
+    assert [(c.public_text, c.fork_text) for c in kinds["default"]] == [("30", "60")]
+    assert [(c.public_text, c.fork_text) for c in kinds["scale"]] == [("5", "10")]
+    assert [(c.public_text, c.fork_text) for c in kinds["bound"]] == [("200", "201")]
+    assert [c.fork_value for c in kinds["strictness"]] == [">="]
+    assert [c.fork_fragment for c in kinds["separator"]] == ['parts = url.split(";")',
+                                                              'return ", ".join(parts) + "%.2f" % timeout + stamp + str(width + retries)']
+    assert sorted(c.fork_text for c in kinds["format"]) == ['"%.3f"', '"%d/%m/%Y"']
+    assert sorted(c.fork_text for c in kinds["exception"]) == ["Empty", "TypeError"]
+    assert [c.fork_fragment for c in kinds["order"]] == ["cache.clear(); audit.record(url)"]
+    for c in propose(t):
+        body = apply_changes(t, [c])
+        assert body != t.body()
+        ast.parse("def f():\n" + "\n".join("    " + ln for ln in body.splitlines()))
+        assert c.fork_value != c.public_value
+
+
+def test_no_site_in_docstrings_messages_arithmetic_or_indices():
+    t = _target()
+    touched = {c.public_text for c in propose(t)}
+    assert "2" not in touched                         # an operand of arithmetic is no setting
+    assert not any("more than" in c.fragment for c in propose(t) if c.kind != "exception")
+    doc_line = MODULE.splitlines().index('    """Fetch ``url`` -- the docstring\'s 30 and \',\' are not sites."""') + 1
+    assert all(c.lines[0] != doc_line for c in propose(t))
+
+
+def test_statements_name_the_fork_value_and_only_the_revision_both():
+    t = _target()
+    sep = next(c for c in propose(t) if c.kind == "separator" and c.public_value == "','")
+    assert "';'" in sep.statement and "','" not in sep.statement
+    assert "','" in sep.public_statement and "';'" not in sep.public_statement
+    assert "';'" in sep.revision and "','" in sep.revision
+
+
+def test_exception_sibling_needs_the_same_base_and_a_name_the_module_binds():
+    fam = ExceptionFamily.of_files({"m.py": MODULE, "other.py": "class Stray(KeyError):\n    pass\n"})
+    assert fam.siblings("TooLong") == [("Empty", "m.py")]
+    assert fam.siblings("Stray") == []
+    plain = MODULE.replace("if not isinstance(url, str):", "if not url:")
+    t = Target.of_function(plain, "fetch", exceptions=ExceptionFamily.of_files({"m.py": plain}))
+    assert [c.fork_text for c in propose(t) if c.kind == "exception"] == ["Empty"]  # no ValueError -> TypeError
+
+
+def test_order_refuses_dependent_or_accumulating_statements():
+    src = ("def f(a, out):\n    x = g(a)\n    out.append(a)\n    out.append(x)\n    h(x)\n    k(a)\n"
+           "    log.debug(a)\n    m(a)\n")
+    t = Target.of_function(src, "f")
+    assert [c.fork_fragment for c in propose(t) if c.kind == "order"] == ["k(a); h(x)"]
+
+
+def test_several_changes_apply_together_and_overlaps_are_refused():
+    t = _target()
+    changes = propose(t)
+    sep = next(c for c in changes if c.kind == "separator")
+    exc = next(c for c in changes if c.kind == "exception")
+    both = apply_changes(t, [sep, exc])
+    assert ".split(\";\")" in both and "raise Empty(" in both
+    bound = next(c for c in changes if c.kind == "bound")
+    strict = next(c for c in changes if c.kind == "strictness")
+    assert overlapping(bound, strict)
+    with pytest.raises(CatalogueError):
+        apply_to_text(MODULE, [sep, sep])
+
+
+def test_a_change_refuses_a_text_that_is_not_its_release():
+    t = _target()
+    sep = next(c for c in propose(t) if c.kind == "separator")
+    with pytest.raises(CatalogueError, match="not"):
+        apply_to_text(MODULE.replace('url.split(",")', 'url.split("|")'), [sep])
