@@ -10,7 +10,9 @@ Runs ``no_memory`` (floor) and ``oracle_context`` (ceiling) through the one run 
 invocation resumes), then prints floor, ceiling and memory headroom per subset from the records
 (:mod:`benchmarks.analysis.brackets`). Both skip the preparation replies: one model call per task.
 Extra arguments are Hydra overrides applied to both runs; the benchmark defaults to
-``locoeval_verified_v2``. With ``run.dry_run=true`` it prints each bracket's estimate and their sum.
+``locoeval_verified_v2``. With ``run.repeat=K`` each bracket runs K times (run ids ``<run_id>-r<i>``)
+and the table pairs repeat i of the floor with repeat i of the ceiling. With ``run.dry_run=true`` it
+prints each bracket's estimate and their sum (over the repeats too).
 Exit status: 0, 1 when a sample errored, 2 on a configuration or data problem.
 """
 
@@ -29,6 +31,11 @@ def overrides_for(argv: list[str]) -> list[str]:
     """The user's overrides with the defaults of a bracket run in front of those not given."""
     given = {a.split("=", 1)[0].lstrip("+~") for a in argv if "=" in a}
     return [d for d in DEFAULTS if d.split("=", 1)[0] not in given] + list(argv)
+
+
+def run_summaries(summary: dict) -> list[dict]:
+    """The summaries of a run's directories: each repeat's for ``run.repeat=K``, else the summary itself."""
+    return list(summary.get("repeats") or [summary])
 
 
 def format_total(estimates: list[dict]) -> str:
@@ -67,18 +74,20 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
             benchmark = str(cfg.benchmark.name)
-    if any(s.get("dry_run") for s in summaries.values()):
-        print(format_total([s["estimate"] for s in summaries.values()]))
+    dirs = [s for summary in summaries.values() for s in run_summaries(summary)]
+    if any(s.get("dry_run") for s in dirs):
+        print(format_total([s["estimate"] for s in dirs]))
         return 0
-    runs = load_runs([s["run_dir"] for s in summaries.values()])
+    runs = load_runs([s["run_dir"] for s in dirs])
     table = brackets.brackets_table(runs.tasks_frame(benchmark))
     if runs.scripted_runs:
         table.mark(SCRIPTED_MARK)
     print()
     print(table.to_markdown())
-    for method, s in summaries.items():
-        print(f"{method}: {s.get('run_dir')} ({s.get('n_errored', 0)} errored sample(s))")
-    return 1 if any(s.get("n_errored") for s in summaries.values()) else 0
+    for method, summary in summaries.items():
+        for s in run_summaries(summary):
+            print(f"{method}: {s.get('run_dir')} ({s.get('n_errored', 0)} errored sample(s))")
+    return 1 if any(s.get("n_errored") for s in dirs) else 0
 
 
 if __name__ == "__main__":

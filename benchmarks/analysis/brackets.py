@@ -152,6 +152,10 @@ def brackets_table(tasks: pd.DataFrame, *, methods: Sequence[str] | None = None,
              f"from {n_resamples} repository-cluster bootstrap resamples.",
              "Recovered % = (method − floor) / headroom: the share of what perfect memory adds that the method "
              "achieves (shown only with a positive headroom; below 0 = worse than no memory)."]
+    repeats = sorted(set(tasks["repeat"].dropna())) if not tasks.empty and "repeat" in tasks else []
+    if len(repeats) > 1:
+        notes.insert(2, f"Repeats: {len(repeats)} (run.repeat); Pass@1 pools the repeats' tasks; the paired headroom "
+                        "pairs repeat i of the floor with repeat i of the ceiling (Paired tasks = task-runs).")
     data = pd.DataFrame(rows)
     return Table("brackets", "Floor, ceiling and memory headroom (Pass@1, %)", data, blocks, notes)
 

@@ -120,3 +120,28 @@ def test_report_shows_the_brackets(with_brackets, tmp_path):
     table1 = (tmp_path / "report" / "locoeval" / "table1.md").read_text()
     assert "Memory headroom" in table1 and "+66.67" in table1 and "+60.00" in table1
     assert "Floor, ceiling and memory headroom" in (tmp_path / "report" / "locoeval" / "brackets.md").read_text()
+
+
+def test_brackets_table_pairs_repeat_i_with_repeat_i(tmp_path):
+    """run.repeat=2 of both brackets: the paired headroom has one row per task and repeat (8 tasks x 2 = 16),
+    where pairing without the repeat gave every repeat of one bracket with every repeat of the other (32)."""
+    import json
+    import shutil
+
+    from benchmarks.analysis import brackets
+    from benchmarks.analysis.records import load_runs
+
+    single = tmp_path / "single"
+    for method in OUTCOMES:
+        run = write_bracket_run(single, method)
+        for i in (1, 2):
+            dst = tmp_path / "rep" / "locoeval" / "gpt5_mini" / method / f"fixture-r{i}"
+            shutil.copytree(run, dst)
+            m = json.loads((dst / rec.MANIFEST).read_text())
+            m.update(run_id=f"fixture-r{i}", repeat={"index": i, "of": 2, "run_id": "fixture"})
+            (dst / rec.MANIFEST).write_text(json.dumps(m))
+    tasks = load_runs([tmp_path / "rep"]).tasks_frame("locoeval")
+    assert sorted(set(tasks["repeat"])) == [1, 2]
+    d = brackets.brackets_table(tasks, n_resamples=100).data.set_index("subset")
+    assert d.loc["all", "n_paired"] == 16 and d.loc["single-hop", "n_paired"] == 6
+    assert d.loc["all", "paired_pp"] == pytest.approx(62.5) and bool(d.loc["all", "same_tasks"])

@@ -74,3 +74,37 @@ def test_paired_bootstrap_known_answers():
     assert res.p_value == 0.0
     with pytest.raises(ValueError, match="aligned"):
         paired_bootstrap([1, 0], [1])
+
+
+def _tasks(rows):
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=["backbone", "method", "repeat", "sample_id", "req_id", "passed", "repo_cluster"])
+
+
+def test_paired_tasks_pair_repeat_i_with_repeat_i():
+    """Two repeats of two methods over 3 tasks: 6 paired rows (one per task and repeat), not 3 x 2 x 2 = 12."""
+    from benchmarks.analysis.stats import paired_pass_difference, paired_tasks
+
+    rows = []
+    for method, outcomes in (("a", {1: [1, 1, 0], 2: [1, 0, 0]}), ("b", {1: [0, 1, 0], 2: [0, 0, 0]})):
+        for rep, passed in outcomes.items():
+            rows += [("bb", method, rep, "s1" if i < 2 else "s2", f"r{i}", bool(p), "repoA" if i < 2 else "repoB")
+                     for i, p in enumerate(passed)]
+    rows.append(("bb", "a", 3, "s1", "r0", True, "repoA"))  # a repeat b does not have: no pair
+    both = paired_tasks(_tasks(rows), "a", "b")
+    assert len(both) == 6
+    assert not both.duplicated(["backbone", "sample_id", "req_id", "repeat"]).any()
+    assert sorted(zip(both["repeat"], both["req_id"])) == [(r, f"r{i}") for r in (1, 2) for i in range(3)]
+    out = paired_pass_difference(_tasks(rows), "a", "b", n_resamples=200)
+    assert out["n_paired"] == 6 and out["paired_diff_pp"] == pytest.approx(100 * 2 / 6)
+    assert paired_pass_difference(_tasks(rows), "a", "c")["n_paired"] == 0
+
+
+def test_paired_tasks_refuse_a_method_with_two_rows_of_one_key():
+    from benchmarks.analysis.stats import paired_tasks
+
+    rows = [("bb", "a", 1, "s1", "r0", True, "x"), ("bb", "a", 1, "s1", "r0", False, "x"),
+            ("bb", "b", 1, "s1", "r0", True, "x")]
+    with pytest.raises(ValueError, match="method a has more than one row for backbone=bb, sample_id=s1, req_id=r0"):
+        paired_tasks(_tasks(rows), "a", "b")

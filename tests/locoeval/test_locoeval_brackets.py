@@ -176,3 +176,26 @@ def test_scripts_brackets_prints_floor_ceiling_and_headroom(bracket_runs, capsys
     assert "| Single-hop" not in out and "**Single-hop" in out and "**All tasks" in out
     assert main([*args, "backbone=gpt5_mini", "run.dry_run=true"]) == 0
     assert "both brackets: 12.0 calls" in capsys.readouterr().out  # 6 demo tasks per bracket
+
+
+def test_scripts_brackets_with_repeats_runs_both_and_pairs_repeat_with_repeat(tmp_path, capsys):
+    """``python -m scripts.brackets benchmark=demo run.repeat=2`` (SCRIPTED replies): both brackets twice, then the
+    table over repeat directories (it stopped with KeyError 'run_dir' before); 6 demo tasks x 2 repeats paired."""
+    from scripts.brackets import main
+
+    args = ["benchmark=demo", "run.repeat=2", "backbone=local", "backbone.model=scripted/scripted_backbone:fast_reply",
+            "benchmark.evaluator=scripted_backbone.fake_evaluate", f"run.results_dir={tmp_path}", "cache.llm=false",
+            "benchmark.progress=false"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    for method in BRACKETS:
+        for i in (1, 2):
+            run_dir = tmp_path / "demo" / "local" / method / f"brackets-r{i}"
+            assert f"{method}: {run_dir} (0 errored sample(s))" in out
+            assert json.loads((run_dir / "manifest.json").read_text())["repeat"] == {"index": i, "of": 2,
+                                                                                     "run_id": "brackets"}
+    all_tasks = out.split("**All tasks")[1].splitlines()
+    row = next(line for line in all_tasks if line.startswith("| scripted/")).split(" | ")
+    assert row[1] == "100.0 (12/12)" and row[-1].rstrip(" |") == "12"  # one pair per task and repeat (not 24)
+    assert main([*args, "backbone=gpt5_mini", "run.dry_run=true"]) == 0
+    assert "both brackets: 24.0 calls" in capsys.readouterr().out  # 6 tasks x 2 brackets x 2 repeats
