@@ -5,7 +5,8 @@ A manifest without ``schema_version`` is version 1 (written before the records p
 today's defaults: ``family`` (the benchmark name, then the benchmark class / runner path, then the
 shape of a result; nothing tells it: refused), ``models`` per role, ``method_label`` and
 ``method_params`` (``method.manager`` without ``_target_``, budgets k1/k2/k31/k32 resolved from the
-recorded ``method.budgets_by_backbone`` table; a budget neither names stays unknown). A manifest of
+recorded ``backbone.budgets``, ``method.budgets_by_backbone`` table, the manager's own k values and the
+manifest's ``budgets``; a budget none of them names stays unknown). A manifest of
 a newer version than this harness writes is refused in one line.
 """
 
@@ -84,14 +85,28 @@ def legacy_models(config: Mapping[str, Any], family: str) -> dict[str, str | Non
 
 
 def legacy_method_params(config: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """``method.manager`` of a version-1 run without ``_target_``, budgets resolved from its own table."""
+    """``method.manager`` of a version-1 run without ``_target_``, budgets resolved from its own config.
+
+    Layers, later ones winning: ``backbone.budgets`` (where version-1 configs kept them and the
+    method's k values pointed), the method's ``budgets_by_backbone`` (``default``, then the backbone's
+    entry), integer k values of the manager, the manifest's recorded ``budgets``. The backbone's
+    budgets count only for a method that takes budgets (k keys in its manager, a budget table, or
+    ReConMem as its ``_target_``): every version-1 backbone carried them, baselines included.
+    """
     method = _section(config, "method")
-    manager = {k: v for k, v in _section(method, "manager").items() if k != "_target_"}
+    raw_manager = _section(method, "manager")
+    manager = {k: v for k, v in raw_manager.items() if k != "_target_"}
     table = method.get("budgets_by_backbone") or manager.get("budgets_by_backbone")
     recorded = manifest.get("budgets") if isinstance(manifest.get("budgets"), Mapping) else {}
-    if isinstance(table, Mapping) or any(k in manager for k in BUDGET_NAMES) or recorded:
-        backbone = manager.get("backbone") or _section(config, "backbone").get("name") or manifest.get("backbone")
+    takes_budgets = (isinstance(table, Mapping) or any(k in manager for k in BUDGET_NAMES)
+                     or str(raw_manager.get("_target_") or "").endswith(".ReConMem"))
+    if takes_budgets or recorded:
+        backbone_section = _section(config, "backbone")
+        backbone = manager.get("backbone") or backbone_section.get("name") or manifest.get("backbone")
         resolved: dict[str, Any] = {}
+        on_backbone = backbone_section.get("budgets")
+        if takes_budgets and isinstance(on_backbone, Mapping):
+            resolved.update({k: v for k, v in on_backbone.items() if k in BUDGET_NAMES and isinstance(v, int)})
         for key in ("default", backbone):
             entry = table.get(key) if isinstance(table, Mapping) and key is not None else None
             if isinstance(entry, Mapping):
