@@ -40,26 +40,41 @@ def build_llm(backbone_cfg: Any, cfg: Any, ledger: Any = None, *, option: str = 
 
     ``backbone.model: scripted/<module>:<function>`` builds a :class:`reconmem.platform.testing.ScriptedLLM`
     whose replies come from that function ``(messages, purpose) -> str`` — for tests and dry runs
-    of the pipeline only; it never produces benchmark numbers.
+    of the pipeline only; it never produces benchmark numbers. A backbone with an ``exchange`` node
+    (``backbone=exchange``, or ``+backbone.exchange.answered_by=...`` on any backbone) gets the exchange
+    transport over the backbone's own one: requests out to ``<run_dir>/exchange/``, answers back
+    (:mod:`reconmem.platform.llm.exchange`).
     """
     from reconmem.platform.llm import BackboneSpec, LLMClient, UsageLedger
+    from reconmem.platform.llm.spec import to_plain
 
     ledger = ledger if ledger is not None else UsageLedger()
     model = str(backbone_cfg.model)
+    exchange = backbone_cfg.get("exchange")
+    inner = None
     if model.startswith("scripted/"):
         import importlib
 
-        from reconmem.platform.testing import ScriptedLLM
+        from reconmem.platform.testing import ScriptedLLM, ScriptedTransport, scripted_spec
 
         mod_name, _, fn_name = model[len("scripted/"):].partition(":")
         try:
             fn = getattr(importlib.import_module(mod_name), fn_name)
         except (ImportError, AttributeError) as exc:
             raise ConfigError(f"{option}.model={model}: cannot import the script function ({exc})") from exc
-        return ScriptedLLM(fn, context_window=int(backbone_cfg.context_window), ledger=ledger, name=model)
-    check_api_key(backbone_cfg, option)
+        if exchange is None:
+            return ScriptedLLM(fn, context_window=int(backbone_cfg.context_window), ledger=ledger, name=model)
+        spec = scripted_spec(model, context_window=int(backbone_cfg.context_window))
+        spec.exchange = dict(to_plain(exchange))
+        inner = ScriptedTransport(fn, model=spec.model, name=model)
+    else:
+        if exchange is None:
+            check_api_key(backbone_cfg, option)
+        try:
+            spec = BackboneSpec.from_config(backbone_cfg)
+        except ValueError as exc:
+            raise ConfigError(f"{option}: {exc}") from None
     cache_path = _cache_dir(cfg) / "llm_cache.sqlite" if cfg.cache.get("llm", True) else None
-    spec = BackboneSpec.from_config(backbone_cfg)
     return LLMClient(
         spec,
         ledger=ledger,
@@ -69,7 +84,28 @@ def build_llm(backbone_cfg: Any, cfg: Any, ledger: Any = None, *, option: str = 
         timeout=float(cfg.llm.timeout),
         cache_mode=str(cfg.cache.get("mode", "sqlite")),
         cache_salt=repeat_cache_salt(cfg),
+        transport=None if exchange is None else exchange_transport(spec, cfg, inner, option=option),
     )
+
+
+def exchange_transport(spec: Any, cfg: Any, inner: Any = None, *, option: str = "backbone") -> Any:
+    """The exchange transport of ``spec`` (its ``exchange`` options) into this run's exchange folder,
+    over ``inner`` (default: the backbone's own transport, which still counts tokens and names the cache identity)."""
+    from reconmem.platform.llm import default_transport
+    from reconmem.platform.llm.exchange import ExchangeOptions, ExchangeTransport, exchange_dir
+
+    try:
+        options = ExchangeOptions.from_config(spec.exchange, f"{option}.exchange")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    inner = inner if inner is not None else default_transport(spec, timeout=float(cfg.llm.timeout))
+    return ExchangeTransport(inner, exchange_dir(run_path(cfg)), backbone=spec.name, options=options)
+
+
+def run_path(cfg: Any) -> Path:
+    """``<results_dir>/<benchmark>/<backbone>/<method>/<run_id>`` of a composed run config."""
+    return (Path(str(cfg.run.results_dir)) / str(cfg.benchmark.name) / str(cfg.backbone.name) / str(cfg.method.name)
+            / str(cfg.run.run_id))
 
 
 def repeat_cache_salt(cfg: Any) -> dict[str, int] | None:

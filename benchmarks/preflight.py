@@ -67,6 +67,8 @@ def check_backbone(node: Any, option: str, *, cache_dir: Any = None) -> None:
         except (ImportError, AttributeError) as exc:
             raise ConfigError(f"{where}: cannot import the script function ({exc}); fix {option}.model") from exc
         return
+    if node.get("exchange") is not None:  # answers come from the exchange folder (docs/exchange.md)
+        return
     env = node.get("api_key_env")
     if env and not os.environ.get(env):
         raise ConfigError(f"{where}: environment variable {env} is not set; export {env}=... "

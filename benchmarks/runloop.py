@@ -22,6 +22,11 @@ A ``CostLimitReached`` inside a sample marks it ``interrupted`` (its partial rec
 the ledger is kept), no further sample starts, and the summary says ``stopped: cost_limit``; a
 resume with a higher ``run.cost_limit_usd`` redoes interrupted samples (cached calls are free).
 
+An exchange backbone's ``ExchangePending`` (a request waits for its answer; task answers deferred
+during ``solve`` count too) marks the sample ``pending`` the same way (partial records removed, the
+ledger and ``pending_requests`` kept) and the loop goes on with the other samples; re-running the
+same command continues each pending sample from the cache (docs/exchange.md).
+
 Sharding: ``run.shard=I/N`` (0 <= I < N) keeps the samples whose ``sha256(sample id) mod N == I``
 — deterministic, independent of order and of the other shards. Shards write into the same run
 directory: per-sample records are atomic and disjoint; each shard writes
@@ -52,7 +57,8 @@ from benchmarks.task import Benchmark, RunEnv
 log = logging.getLogger(__name__)
 
 from reconmem.platform import pyast
-from reconmem.platform.llm import CostLimitReached
+from reconmem.platform.llm import CostLimitReached, ExchangePending
+from reconmem.platform.llm.exchange import take_deferred
 
 
 # ----------------------------------------------------------------------------- building blocks
@@ -302,8 +308,13 @@ def _run_config(cfg: Any) -> dict[str, Any]:
         run_pool(todo, lambda s: run_one(bench, s, env, run_dir, stop=stop, shard=shard),
                  workers=workers, desc=f"{cfg.benchmark.name} {cfg.method.name}/{cfg.backbone.name}",
                  progress=env.progress)
-    return write_summary(run_dir, cfg, bench, selected_ids, [bench.sample_id(s) for s in mine], shard,
-                         stopped="cost_limit" if stop.is_set() else None)
+    summary = write_summary(run_dir, cfg, bench, selected_ids, [bench.sample_id(s) for s in mine], shard,
+                            stopped="cost_limit" if stop.is_set() else None)
+    if summary.get("n_pending"):
+        print(f"{cfg.benchmark.name}: {summary['n_pending']} sample(s) pending: their requests wait in "
+              f"{run_dir.path / 'exchange'} (python -m scripts.exchange status {run_dir.path}); answer, import and "
+              f"re-run the same command")
+    return summary
 
 
 def prior_spend(run_dir: RunDir, sample_ids: Sequence[str]) -> float:
@@ -346,6 +357,9 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *,
     with env.ledger.tags(sample=sid, attempt=senv.attempt):
         try:
             solved = bench.solve(sample, method, senv)
+            deferred = take_deferred(senv.attempt)
+            if deferred:
+                raise ExchangePending(f"{len(deferred)} task answer(s) wait for the exchange", request_ids=deferred)
             seconds["solve"] = round(time.perf_counter() - t0, 3)
             t_grade = time.perf_counter()
             result = dict(bench.grade(sample, solved, senv))
@@ -358,19 +372,21 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *,
         except CostLimitReached as exc:
             if stop is not None:
                 stop.set()
-            for f in out.iterdir():  # nothing half-written: only the spent calls' ledger stays
-                if f.is_file():
-                    f.unlink()
-                elif f.is_dir():
-                    shutil.rmtree(f, ignore_errors=True)
+            _clear(out)  # nothing half-written: only the spent calls' ledger stays
             result = {**bench.error_result(sample), "status": Status.INTERRUPTED.value,
                       "error": f"{type(exc).__name__}: {exc}"}
+        except ExchangePending as exc:
+            _clear(out)
+            waiting = list(dict.fromkeys([*exc.request_ids, *take_deferred(senv.attempt)]))
+            result = {**bench.error_result(sample), "status": Status.PENDING.value,
+                      "error": f"{type(exc).__name__}: {exc}", "pending_requests": waiting}
         except Exception as exc:  # noqa: BLE001 - recorded; retried on resume
             records.atomic_write_text(out / records.ERROR, pyast.format_exc())
             senv.recorder.memory(method)
             log.warning("%s: sample %s failed: %s: %s", bench.family or type(bench).__name__, sid, type(exc).__name__, exc)
             result = {**bench.error_result(sample), "status": Status.ERROR.value, "errored": True,
                       "error": f"{type(exc).__name__}: {exc}"}
+    take_deferred(senv.attempt)  # the attempt's exchange bookkeeping is dropped
     events = senv.sample_events()
     records.write_jsonl(out / records.LEDGER, events)
     usage, cost = records.usage_of(events)
@@ -384,6 +400,15 @@ def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *,
         result["earlier_attempts_cost_usd"] = round(earlier, 10)
     run_dir.write_result(sid, result)
     return {"sample_id": sid, **result}
+
+
+def _clear(out: Any) -> None:
+    """Remove a sample folder's partial records (an interrupted or pending attempt)."""
+    for f in out.iterdir():
+        if f.is_file():
+            f.unlink()
+        elif f.is_dir():
+            shutil.rmtree(f, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- manifest and summary
@@ -409,6 +434,9 @@ def write_manifest(run_dir: RunDir, cfg: Any, bench: Benchmark, samples: Sequenc
         **provenance(bench.data_files(cfg)),
     }
     manifest["backbone_settings"] = _backbone_settings(cfg, models)
+    answered_by = _answered_by(cfg, models)
+    if answered_by:
+        manifest["answered_by"] = answered_by
     local = _local_runtimes(cfg, models)
     if local:
         manifest["local_models"] = local
@@ -450,6 +478,18 @@ def _backbone_settings(cfg: Any, models: Mapping[str, Any]) -> dict[str, Any]:
         node = cfg.get(key)
         if node is not None and models.get(role):
             out[role] = BackboneSpec.from_config(node).settings_record()
+    return out
+
+
+def _answered_by(cfg: Any, models: Mapping[str, Any]) -> dict[str, str]:
+    """Role -> who answers its exchange backbone (``backbone.exchange.answered_by``: a model id or an
+    expert label), for every role of this run served through the exchange."""
+    out = {}
+    for role, key in ROLE_OPTIONS.items():
+        node = cfg.get(key)
+        exchange = node.get("exchange") if node is not None and models.get(role) else None
+        if exchange is not None:
+            out[role] = str(exchange.get("answered_by") or "expert")
     return out
 
 
@@ -503,11 +543,12 @@ def write_summary(run_dir: RunDir, cfg: Any, bench: Benchmark, selected_ids: Seq
         results = run_dir.results(ids)
         status = Counter(str(r.get("status")) for r in results)
         interrupted = status.get(Status.INTERRUPTED.value, 0)
+        pending = status.get(Status.PENDING.value, 0)
         return {"n_selected": len(ids), "n_finished": len(results), "n_unfinished": len(ids) - len(results),
                 "status_counts": dict(sorted(status.items())),
                 "n_errored": sum(1 for r in results if records.sample_class(r) == "errored"),
-                "n_interrupted": interrupted,
-                "n_missing": len(ids) - len(results) + interrupted,
+                "n_interrupted": interrupted, "n_pending": pending,
+                "n_missing": len(ids) - len(results) + interrupted + pending,
                 "json_failures": sum(int(r.get("json_failures") or 0) for r in results),
                 "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in results), 8)}
 

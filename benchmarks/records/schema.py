@@ -77,6 +77,7 @@ class Result(TypedDict, total=False):
     shard: str | None
     wall_seconds: float | None
     seconds: dict[str, float] | None  # the loop's timing of the sample's phases: {solve, grade}
+    pending_requests: list[str] | None  # status pending: the exchange request ids it waits for
 
 
 class LedgerEvent(TypedDict, total=False):
@@ -180,6 +181,7 @@ class Summary(TypedDict, total=False):
     n_finished: int
     n_errored: int
     n_interrupted: int
+    n_pending: int               # samples waiting for exchange answers (counted in n_missing)
     n_missing: int
     status_counts: dict[str, int]
     json_failures: int

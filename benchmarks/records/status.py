@@ -3,10 +3,11 @@
 Every status a ``result.json`` may carry is a :class:`Status` member; its three meanings decide
 everything that reads a record:
 
-* ``final`` - finished: a resume keeps it (``error``, ``interrupted`` and ``missing`` are redone);
+* ``final`` - finished: a resume keeps it (``error``, ``interrupted``, ``pending`` and ``missing`` are redone);
 * ``scored`` - enters the scores; a scored status other than ``ok`` counts as a failure (every task
   failed, the CAB issue incorrect), as *errored* (``error``, ``judge_error``) or as *missing*
-  (``interrupted``, ``missing``: selected, never finished);
+  (``interrupted``, ``pending``, ``missing``: selected, never finished; ``pending``: an exchange
+  backbone's request waits for its answer, docs/exchange.md);
 * ``excluded`` - the sample is out of the comparison for every method and backbone of the benchmark
   (an issue-level property: CAB ``init_failed``, ``docker_unavailable``).
 
@@ -26,6 +27,7 @@ class Status(str, enum.Enum):
     OK = "ok"
     ERROR = "error"
     INTERRUPTED = "interrupted"
+    PENDING = "pending"
     MISSING = "missing"
     JUDGE_ERROR = "judge_error"
     INIT_FAILED = "init_failed"
@@ -72,10 +74,10 @@ def parse_member(enum_cls: Any, value: Any, where: str, noun: str) -> Any:
         raise ValueError(f"{where}: unknown {noun} {value!r} (known: {known})") from None
 
 
-_REDONE = frozenset({Status.ERROR, Status.INTERRUPTED, Status.MISSING})
+_REDONE = frozenset({Status.ERROR, Status.INTERRUPTED, Status.PENDING, Status.MISSING})
 _EXCLUDING = frozenset({Status.INIT_FAILED, Status.DOCKER_UNAVAILABLE, Status.EXCLUDED})
 _ERRORED = frozenset({Status.ERROR, Status.JUDGE_ERROR})
-_UNFINISHED = frozenset({Status.INTERRUPTED, Status.MISSING})
+_UNFINISHED = frozenset({Status.INTERRUPTED, Status.PENDING, Status.MISSING})
 
 FINAL = frozenset(s.value for s in Status if s.final)
 

@@ -9,6 +9,7 @@ from typing import Any
 _SPEC_KEYS = {
     "name", "model", "context_window", "max_output_tokens", "temperature", "api_key_env", "api_base",
     "supports_function_calling", "local", "extra", "label", "pricing_model", "count_margin", "reasoning_max_tokens",
+    "exchange",
 }
 _SPEC_REQUIRED = ("name", "model", "context_window", "max_output_tokens")
 
@@ -37,6 +38,9 @@ class BackboneSpec:
     # reasoning models: output tokens added to every call's max_tokens for the hidden reasoning,
     # which the provider counts toward the same cap (None = none added)
     reasoning_max_tokens: int | None = None
+    # the exchange transport's options (answered_by, live, timeout_seconds, poll_seconds, defer_tasks):
+    # requests out as files, answers back (reconmem.platform.llm.exchange); None = a direct backbone
+    exchange: dict[str, Any] | None = None
 
     @classmethod
     def from_config(cls, cfg: Any) -> "BackboneSpec":
@@ -71,6 +75,7 @@ class BackboneSpec:
                 count_margin=None if data.get("count_margin") is None else float(data["count_margin"]),
                 reasoning_max_tokens=(None if data.get("reasoning_max_tokens") is None
                                       else int(data["reasoning_max_tokens"])),
+                exchange=None if data.get("exchange") is None else dict(data["exchange"]),
             )
         except (TypeError, ValueError) as exc:
             raise ValueError(f"backbone config '{data.get('name')}': {exc}") from exc
