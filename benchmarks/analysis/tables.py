@@ -34,6 +34,7 @@ from benchmarks.analysis.render import (MISSING, Block, Table, fmt_count, fmt_de
                                         fmt_tokens_k, fmt_usd, is_missing)
 from benchmarks.analysis.stats import PAIRED_EMPTY, paired_pass_difference, paired_statistic_bootstrap
 from benchmarks.analysis.tokens import RECONMEM_STAGES, STAGE_LABELS, is_counted
+from benchmarks.locoeval import metrics
 from reconmem.memory.budgets import BUDGET_NAMES, RECALL_BUDGET_NAMES
 
 OVERALL = "overall"
@@ -44,14 +45,12 @@ INCOMPLETE_NOTE = (f"Miss. = selected samples (the run manifest's selection) wit
                    "incomplete there: it is never taken as the strongest baseline, and a Δ involving it carries the mark).")
 ERRORED_NOTE = ("Err. = samples that still errored after the run's retries: their tasks count as failed in Pass@1 "
                 "(the denominator is every task of every scored sample).")
-REFERENCE = "full"  # the CR reference of a dense run; a retriever variant's is its own Full (cr_reference)
 
 
 def cr_reference(method: str) -> str:
-    """The run a method's CR is measured against: Full History under the same code retriever
-    (``reconmem`` -> ``full``, ``reconmem_bm25`` -> ``full_bm25``; the naming of
-    ``benchmarks.harness.with_retriever_identity``)."""
-    return REFERENCE + method[len(labels.base_method(method)):]
+    """The method a method's CR is measured against: Full History under the same code retriever
+    (``reconmem`` -> ``full``, ``reconmem_bm25`` -> ``full_bm25``; :func:`benchmarks.locoeval.metrics.cr_reference`)."""
+    return metrics.cr_reference(method[len(labels.base_method(method)) + 1:] or None)
 
 
 def _scored(samples: pd.DataFrame) -> pd.Series:
@@ -556,23 +555,25 @@ def cr_match(budgets: dict[str, Any] | None, gaps: Sequence[Any], *, reference: 
 
 def _paired_cr(samples: pd.DataFrame, a: str, b: str, backbone: str, subset: str, common: set[str],
                n_resamples: int, seed: int) -> dict[str, Any]:
-    """Paired bootstrap of CR(a) - CR(b) (both against Full) over the common ok samples (resampling
-    repositories, then samples; repeats pooled)."""
+    """Paired bootstrap of CR(a) - CR(b) (both against their Full History, :func:`cr_reference`; none when
+    the two have different references) over the common ok samples (resampling repositories, then
+    samples; repeats pooled)."""
     out = {"cr_diff": NAN, "cr_ci_low": NAN, "cr_ci_high": NAN, "cr_p_value": NAN, "cr_n_paired": 0}
     ok = _ok(samples)
-    if ok.empty or "input_tokens" not in ok or not common:
+    reference = cr_reference(b)
+    if ok.empty or "input_tokens" not in ok or not common or cr_reference(a) != reference:
         return out
     keys = ["backbone", "sample_id", *(["repeat"] if "repeat" in ok else [])]
     sel = ok[(ok["backbone"] == backbone) & (ok["subset"] == subset) & ok["sample_id"].isin(common)]
     parts = [sel[sel["method"] == m][keys + ["input_tokens"]].rename(columns={"input_tokens": m})
-             for m in (REFERENCE, a, b)]
-    cluster = sel[sel["method"] == REFERENCE][keys + ["repo_cluster"]] if "repo_cluster" in sel else None
-    both = parts[0].merge(parts[1], on=keys).merge(parts[2], on=keys) if a != REFERENCE and b != REFERENCE else None
+             for m in (reference, a, b)]
+    cluster = sel[sel["method"] == reference][keys + ["repo_cluster"]] if "repo_cluster" in sel else None
+    both = parts[0].merge(parts[1], on=keys).merge(parts[2], on=keys) if reference not in (a, b) else None
     if both is None or len(both) < 2:  # one sample: no sampling distribution to speak of
         return {**out, "cr_n_paired": 0 if both is None else len(both)}
     if cluster is not None:
         both = both.merge(cluster, on=keys, how="left")
-    vals = both[[REFERENCE, a, b]].to_numpy(dtype=float)
+    vals = both[[reference, a, b]].to_numpy(dtype=float)
 
     def stat(x: np.ndarray) -> float:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -710,7 +711,8 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
     ref_label = labels.method_label(reference)
     notes = [f"Arrows: Pass@1 difference (pp) against {ref_label}; p = paired repository-cluster bootstrap over the "
              f"tasks both were scored on ({n_resamples} resamples; the paired-tests block has the 95% CIs). CR against "
-             "Full on the same backbone over the samples every listed configuration and Full finished ok (CR n); "
+             "Full History on the same backbone under the configuration's code retriever (— without that run), over "
+             "the samples every listed configuration and that Full run finished ok (CR n); "
              f"CR gap = CR / CR({ref_label}) − 1 on those samples; ΔCR p = paired bootstrap of CR(ablation) − "
              f"CR({ref_label}) over the same samples. Budgets: the run's {BUDGETS_HEADER} (from its manifest or resolved "
              "config.yaml). \"CR-matched\" = calibrated by scripts.calibrate_cr and the achieved gap within the "

@@ -8,8 +8,9 @@ Token accounting (paper §3.3): calls that simulate or evaluate (the mock user, 
 builder: :data:`reconmem.platform.llm.purposes.EXCLUDED_PURPOSES`) are excluded everywhere; every
 other call (response generation and any context-management call) counts. CR(M) = cumulative input
 tokens of Full / of M over the same samples; end-to-end tokens = input + output of the counted
-calls. Cached responses count with the usage they had when first computed (a cache hit replays the
-same prompt).
+calls; the Full run is Full History under the run's own code retriever (:func:`cr_reference`).
+Cached responses count with the usage they had when first computed (a cache hit replays the same
+prompt).
 Pass@1 is the fraction (0..1) of function-generation tasks whose tests passed, over **every task of
 every scored sample**: a sample that still errored after the run's retries (``status: error``)
 counts all its tasks as failed and is counted in ``n_errored``; a selected sample that never
@@ -253,6 +254,17 @@ def summarize_run(run_path: str | Path, *, sample_ids: Iterable[str] | None = No
     ids = [str(i) for i in sample_ids]
     rec = read_run(run_path, sample_ids=ids)
     return summarize(RunDir(run_path).selection_results(ids), rec["ledgers"])
+
+
+FULL = "full"  # Full History: the CR reference
+
+
+def cr_reference(retriever: str | None) -> str:
+    """The method whose run a run's CR is measured against: Full History under the same code
+    retriever (``full`` for dense, ``full_bm25`` / ``full_hybrid`` for BM25 / hybrid: the naming of
+    ``benchmarks.harness.with_retriever_identity``). Without that run there is no CR, never one
+    against another retriever's Full."""
+    return FULL if retriever in (None, "", "dense") else f"{FULL}_{retriever}"
 
 
 def compression_ratio_between(method_run: str | Path, full_run: str | Path, *,

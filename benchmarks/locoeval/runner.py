@@ -415,12 +415,15 @@ class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
                           for r in (sample.requirement(t.req_id) for t in sample.tasks)]}
 
     def score(self, run_path: Path, sample_ids: Sequence[str]) -> dict[str, Any]:
-        """Pass@1 per subset and tokens; CR against the Full run of the same backbone and run id."""
+        """Pass@1 per subset and tokens; CR against the Full History run of the same backbone, run id
+        and code retriever (none without that run)."""
         from benchmarks.locoeval import metrics
 
         summary = metrics.summarize_run(run_path, sample_ids=list(sample_ids))
-        run, full = RunDir(run_path), RunDir(run_path).of_sibling_method("full")
-        if run.method_folder == "full":
+        run = RunDir(run_path)
+        reference = metrics.cr_reference((run.manifest.get("retriever") or {}).get("name"))
+        full = run.of_sibling_method(reference)
+        if run.method_folder == reference:
             summary["cr"] = 1.0
         elif full.samples_path.is_dir():
             summary["cr"] = metrics.compression_ratio_between(run_path, full.path, sample_ids=list(sample_ids))
