@@ -118,15 +118,31 @@ def pypi_snapshot(name: str, version: str, sha256: str | None = None, path_prefi
     return root
 
 
-def archive_snapshot(project_path: str, *, url: str | None = None, sha256: str | None = None) -> Path:
-    """DevEval's Source_Code archive (downloaded and unpacked once); returns ``<Source_Code>/<project_path>``."""
-    from reconmem.platform.downloads import DownloadError, download_url, unpack_archive
-
+def _archive_location(url: str | None) -> tuple[str, str]:
+    """``(url, cache name)`` of an archive given as a URL or a local file path (default: the official one)."""
     url = url or os.environ.get("RECONMEM_DEVEVAL_ARCHIVE_URL") or DEFAULT_ARCHIVE_URL
-    sha256 = sha256 or os.environ.get("RECONMEM_DEVEVAL_ARCHIVE_SHA256")
-    base = _cache_root() / "deveval"
+    if "://" not in url and Path(url).expanduser().is_file():
+        url = Path(url).expanduser().resolve().as_uri()
     # the official archive keeps its own name; any other URL gets a directory of its own
     name = "Source_Code" if url == DEFAULT_ARCHIVE_URL else f"Source_Code-{hashlib.sha256(url.encode()).hexdigest()[:12]}"
+    return url, name
+
+
+def archive_file(url: str | None = None) -> Path:
+    """Where the archive at ``url`` (a URL or a file path) is kept once downloaded."""
+    return _cache_root() / "deveval" / f"{_archive_location(url)[1]}.tar.gz"
+
+
+def archive_snapshot(project_path: str, *, url: str | None = None, sha256: str | None = None) -> Path:
+    """DevEval's Source_Code archive (downloaded and unpacked once); returns ``<Source_Code>/<project_path>``.
+    ``url`` may be a URL, an archive file's path, or an unpacked Source_Code directory."""
+    from reconmem.platform.downloads import DownloadError, download_url, unpack_archive
+
+    if url and "://" not in url and Path(url).expanduser().is_dir():
+        return local_snapshot(url, project_path)
+    sha256 = sha256 or os.environ.get("RECONMEM_DEVEVAL_ARCHIVE_SHA256")
+    url, name = _archive_location(url)
+    base = _cache_root() / "deveval"
     base.mkdir(parents=True, exist_ok=True)
     try:
         with open(base / f"{name}.lock", "w") as lock:      # one download and unpack across threads and processes

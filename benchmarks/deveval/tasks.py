@@ -188,7 +188,16 @@ class ProjectEntry:
         return next((t for t in self.tasks if t.namespace == namespace), None)
 
     def repo_spec(self) -> dict:
-        """The provider spec of this entry's snapshot."""
+        """The provider spec of this entry's snapshot (by its ``route``: sdist, archive or git)."""
+        route = self.raw.get("route", "sdist")
+        if route == "git":
+            g = self.raw["git"]
+            return {"provider": "git", "url": g["url"], "commit": g["commit"], **({"subdir": g["subdir"]}
+                                                                                   if g.get("subdir") else {})}
+        if route == "archive":
+            a = self.raw.get("archive") or {}
+            return {"provider": "deveval_archive", "project_path": self.project_path,
+                    **{k: a[k] for k in ("url", "sha256") if a.get(k)}}
         return {"provider": "pypi", "name": self.pypi_name, "version": self.version, "sha256": self.sdist_sha256,
                 "path_prefix": self.path_prefix_in_sdist}
 
@@ -238,6 +247,12 @@ def parse_project_entry(rec: dict, where: str) -> ProjectEntry:
     for key in ("compat_shims", "os_requirements"):
         if not isinstance(rec.get(key, []), list):
             raise TaskDataError(f"{where}: field {key!r} must be a list")
+    route = rec.get("route", "sdist")
+    if route not in ("sdist", "archive", "git"):
+        raise TaskDataError(f"{where}: field 'route' must be sdist, archive or git, got {route!r}")
+    if route == "git" and not (isinstance(rec.get("git"), dict) and isinstance(rec["git"].get("url"), str)
+                               and isinstance(rec["git"].get("commit"), str)):
+        raise TaskDataError(f"{where}: field 'git' must be an object with string fields 'url' and 'commit'")
     return ProjectEntry(
         project_path=rec["project_path"], pypi_name=rec["pypi_name"], version=rec["version"],
         sdist_sha256=rec.get("sdist_sha256"), path_prefix_in_sdist=prefix,

@@ -20,8 +20,11 @@ from __future__ import annotations
 import json
 import platform
 import re
+import shutil
 import statistics
+import subprocess
 import tarfile
+import tempfile
 import time
 import zipfile
 from collections import Counter
@@ -37,7 +40,7 @@ from benchmarks.runs import run_pool
 from benchmarks.sandbox.base import EnvSpec, Executor
 from reconmem.platform.downloads import DownloadError
 
-from . import match, pypi
+from . import match, pypi, trees
 from .requirements import (PYTEST_SPEC, ResolveError, declared_requirements, fixes_from_log, heavy,
                            imported_modules, install_os_packages, local_modules, missing_os_packages,
                            obsolete_runner, os_packages_from_build_log, resolve, third_party, unpin_runner)
@@ -65,6 +68,10 @@ REASONS = {
     "deps_do_not_resolve": "the test requirements do not resolve on Python 3.11",
     "deps_do_not_install": "the pinned requirements do not install on Python 3.11",
     "needs_os_packages": "the pinned requirements need Debian packages that are not installed",
+    "not_in_archive": "the archive has no tree for the project",
+    "no_git_source": "no repository URL for the project (git_sources.json)",
+    "git_unreachable": "the project's repository cannot be cloned or the commit fetched",
+    "no_tests_in_history": "no commit up to the cut-off has the test files the tasks name",
     "too_heavy": "the environment needs a GPU / deep-learning stack",
     "needs_network": "the reference tests fail for lack of network access",
     "reference_fails": "the reference tests fail in the environment",
@@ -90,6 +97,9 @@ class ProjectJob:
     state: dict = field(default_factory=dict)
     other_names: tuple[str, ...] = ()      # further names the project was published under
     install_os_packages: bool = False      # apt-get install the Debian packages a failed build names (root)
+    route: str = "sdist"                   # "sdist" | "archive" | "git" (see :mod:`.trees`)
+    archive: str | None = None             # archive route: DevEval's Source_Code archive (URL, file or directory)
+    git_source: dict | None = None         # git route: {"url", "subdir"?}
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -121,7 +131,7 @@ def map_project(job: ProjectJob) -> dict:
         return job.state
     job.state.update(project_path=job.project_path, pypi_name=job.pypi_name, n_tasks=len(job.tasks))
     t0 = time.monotonic()
-    chosen = _choose_version(job)
+    chosen = {"sdist": _choose_version, "archive": _choose_archive, "git": _choose_commit}[job.route](job)
     if chosen is None:
         return job.state
     rel, prefix, root, matches = chosen
@@ -222,6 +232,94 @@ def _choose_version(job: ProjectJob):
     return rel, prefix, root, matches
 
 
+def _choose_archive(job: ProjectJob):
+    """The project's tree in DevEval's archive: ``(tree, prefix, root, matches)`` or None after a reason."""
+    from benchmarks.deveval.providers import SnapshotError
+
+    try:
+        tree, root = trees.archive_tree(job.project_path, job.archive, job.pypi_name, job.collected)
+    except SnapshotError as exc:
+        _finish(job, "not_mapped", "not_in_archive", n_tasks=len(job.tasks), error=str(exc)[-300:])
+        return None
+    counts, matches = match.match_version(root, job.tasks)
+    job.state["versions_compared"] = {"deveval-archive": counts}
+    if counts["full_match"] == 0:
+        _finish(job, "not_mapped", "no_tests_in_sdist" if counts["tests_exist"] == 0 else "no_version_matches",
+                n_tasks=len(job.tasks), **counts)
+        return None
+    job.state["chosen"] = tree.to_dict()
+    _save(job)
+    return tree, "", root, matches
+
+
+def _choose_commit(job: ProjectJob):
+    """The best-matching commit of the project's repository (same ranking and search order as the
+    sdist releases): ``(tree, prefix, root, matches)`` or None after a reason."""
+    from reconmem.platform.downloads import cache_root
+
+    src = job.git_source or {}
+    if not src.get("url"):
+        _finish(job, "not_mapped", "no_git_source", n_tasks=len(job.tasks))
+        return None
+    url, subdir = src["url"], src.get("subdir")
+    try:
+        repo = trees.history_clone(url, cache_root())
+        paths = trees.relevant_paths(job.tasks)
+        commits = trees.candidate_commits(repo, paths, job.cutoff, subdir)
+    except (trees.GitError, OSError, subprocess.TimeoutExpired) as exc:
+        _finish(job, "not_mapped", "git_unreachable", n_tasks=len(job.tasks), url=url, error=str(exc)[-300:])
+        return None
+    ordered = sorted(commits, key=lambda cd: (match.days_between(cd[1], job.collected), cd[1]))
+    compared = job.state.setdefault("versions_compared", {})
+    n = len(job.tasks)
+    scratch = Path(tempfile.mkdtemp(prefix="reconmem-gitmatch-"))
+    try:
+        for commit, when in ordered:
+            best = match.best_version(compared, job.collected)
+            if best is not None and compared[best]["full_match"] == n and compared[best]["by_position"] == n:
+                break
+            if commit in compared:
+                continue
+            root = trees.files_at(repo, commit, paths, scratch / "tree", subdir)
+            counts, _ = match.match_version(root, job.tasks)
+            compared[commit] = {**counts, "upload_time": when}
+            if len(compared) % 20 == 0:
+                _save(job)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    job.state["search"] = {"url": url, "commits_touching_task_or_test_files": len(ordered),
+                           "compared": len(compared), "cutoff": job.cutoff, "collected": job.collected}
+    best = match.best_version(compared, job.collected)
+    if best is None:
+        reason = "no_tests_in_history" if all(c["tests_exist"] == 0 for c in compared.values()) else "no_version_matches"
+        _finish(job, "not_mapped", reason, n_tasks=n, commits=len(compared),
+                best_tests_exist=max((c["tests_exist"] for c in compared.values()), default=0),
+                best_located=max((c["by_position"] + c["by_name"] for c in compared.values()), default=0))
+        return None
+    try:
+        tree, root = trees.git_tree(url, best, compared[best]["upload_time"], job.pypi_name, subdir)
+    except trees.GitError as exc:
+        _finish(job, "not_mapped", "git_unreachable", n_tasks=n, url=url, error=str(exc)[-300:])
+        return None
+    _, matches = match.match_version(root, job.tasks)
+    job.state["chosen"] = tree.to_dict()
+    _save(job)
+    return tree, "", root, matches
+
+
+def _chosen_tree(job: ProjectJob) -> tuple[Path, Path | None]:
+    """``(project root, project sdist or None)`` of the chosen tree, from the state (for the Docker pass)."""
+    chosen = job.state["chosen"]
+    if chosen.get("route") == "archive":
+        return trees.archive_tree(job.project_path, job.archive, job.pypi_name, job.collected)[1], None
+    if chosen.get("route") == "git":
+        prov = chosen["provenance"]
+        return trees.git_tree(prov["url"], prov["commit"], prov["commit_date"], job.pypi_name, prov.get("subdir"))[1], None
+    archive, unpacked = pypi.fetch_release(pypi.SdistRelease(**chosen))
+    prefix = (job.state.get("entry") or {}).get("path_prefix_in_sdist", "")
+    return (unpacked / prefix if prefix else unpacked), archive
+
+
 # ------------------------------------------------------------------------------------- environment
 
 def _env_for(job: ProjectJob, pins: list[str], pythonpath: str, os_reqs: list[str],
@@ -232,7 +330,7 @@ def _env_for(job: ProjectJob, pins: list[str], pythonpath: str, os_reqs: list[st
                    project_sdist_sha256=job.state["chosen"]["sha256"] if sdist else None)
 
 
-def _exclude_newer(job: ProjectJob, rel: pypi.SdistRelease) -> str:
+def _exclude_newer(job: ProjectJob, rel) -> str:
     """The index date the requirements are pinned at: the later of the collection date and the day
     after the release's upload (``job.exclude_newer`` when set)."""
     if job.exclude_newer:
@@ -249,7 +347,7 @@ def _specs(info: dict) -> list[str]:
     return unpin_runner(specs) if info["runner_unpinned"] else specs
 
 
-def _build_environment(job: ProjectJob, rel: pypi.SdistRelease, root: Path, matched: list[match.TaskMatch]):
+def _build_environment(job: ProjectJob, rel, root: Path, matched: list[match.TaskMatch]):
     """Resolve, build and probe the test environment: ``(env, spec_info)`` or None after a reason."""
     tasks = {t.namespace: t for t in job.tasks}
     mtasks = [tasks[m.namespace] for m in matched]
@@ -270,8 +368,7 @@ def _build_environment(job: ProjectJob, rel: pypi.SdistRelease, root: Path, matc
     info.setdefault("runner_unpinned", False)
     info.setdefault("install_attempts", [])
     info.setdefault("exclude_newer", _exclude_newer(job, rel))
-    archive, _ = pypi.fetch_release(rel)
-    sdist = archive if info["pytest_plugin"] else None
+    sdist = pypi.fetch_release(rel)[0] if info["pytest_plugin"] and job.route == "sdist" else None
     if info.get("final"):
         env = _env_for(job, info["pins"], pythonpath, info["os_requirements"], sdist)
         job.executor.prepare(env)
@@ -453,7 +550,7 @@ def _dominant_error(results: dict[str, dict]) -> str | None:
 
 # ------------------------------------------------------------------------------------------- entry
 
-def _entry(job: ProjectJob, rel: pypi.SdistRelease, prefix: str, env: EnvSpec, info: dict,
+def _entry(job: ProjectJob, rel, prefix: str, env: EnvSpec, info: dict,
            matches: list[match.TaskMatch], results: dict, rerun: dict) -> dict:
     rows = []
     for m in matches:
@@ -475,12 +572,16 @@ def _entry(job: ProjectJob, rel: pypi.SdistRelease, prefix: str, env: EnvSpec, i
     build = [r["build_seconds"] for r in info["rounds"]]
     network = [r["namespace"] for r in rows if r.get("unmatched_reason") == "needs_network"]
     exclude_newer = info.get("exclude_newer") or job.exclude_newer
+    if job.route == "sdist":
+        source = {"route": "sdist", "release": {"name": rel.name, "version": rel.version, "filename": rel.filename,
+                                                "upload_time": rel.upload_time, "url": rel.url},
+                  "pypi_name": rel.name, "version": rel.version, "sdist_filename": rel.filename,
+                  "sdist_sha256": rel.sha256, "sdist_bytes": rel.size}
+    else:
+        source = {"route": rel.route, rel.route: rel.provenance, "pypi_name": rel.name, "version": rel.version,
+                  "sdist_filename": None, "sdist_sha256": None, "sdist_bytes": None}
     entry = {
-        "project_path": job.project_path, "route": "sdist",
-        "release": {"name": rel.name, "version": rel.version, "filename": rel.filename,
-                    "upload_time": rel.upload_time, "url": rel.url},
-        "pypi_name": rel.name, "version": rel.version,
-        "sdist_filename": rel.filename, "sdist_sha256": rel.sha256, "sdist_bytes": rel.size,
+        "project_path": job.project_path, **source,
         "path_prefix_in_sdist": prefix, "pythonpath_in_tree": env.pythonpath[0],
         "test_requirements": _specs(info),
         "install_notes": f"derived by scripts.map_deveval from {', '.join(info['sources']) or 'test-file imports'}"
@@ -519,9 +620,7 @@ def docker_agreement(job: ProjectJob, docker: Executor) -> dict:
     if not entry or job.state.get("status") != "mapped":
         return {}
     tasks = {t.namespace: t for t in job.tasks}
-    rel = pypi.SdistRelease(**job.state["chosen"])
-    archive, unpacked = pypi.fetch_release(rel)
-    root = unpacked / entry["path_prefix_in_sdist"] if entry["path_prefix_in_sdist"] else unpacked
+    root, archive = _chosen_tree(job)
     results = job.state.setdefault("docker_oracle", {})
     usable = [r for r in entry["tasks"] if r.get("oracle_pass") and r.get("blank_fails") and r.get("located_by")]
 

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.deveval.mapping import report
+from benchmarks.deveval.mapping import report, trees
 from benchmarks.deveval.mapping.names import index_names
 from benchmarks.deveval.mapping.project import CUTOFF, ProjectJob, docker_agreement, load_state, map_project
 from benchmarks.deveval.tasks import SHIPPED_MANIFEST, load_tasks, superseded_path
@@ -43,6 +43,9 @@ class MappingOptions:
     report_only: bool = False
     remap: bool = False
     install_os_packages: bool = False
+    archive: str | None = None            # archive route: DevEval's Source_Code archive (URL, file or directory)
+    git: bool = False                     # git route: the repositories in git_sources
+    git_sources: Path | None = None
 
 
 def _slug(project_path: str) -> str:
@@ -69,6 +72,9 @@ def map_projects(opts: MappingOptions) -> dict:
         order = [x.lower() for x in opts.projects]
         wanted = sorted((p for p in wanted if {p.lower(), p.split("/")[-1].lower()} & names),
                         key=lambda p: min(order.index(n) for n in (p.lower(), p.split("/")[-1].lower()) if n in order))
+    git_sources = trees.load_git_sources(opts.git_sources) if opts.git else {}
+    if opts.git:
+        wanted = [p for p in wanted if p in git_sources]
     if opts.remap and not opts.report_only:
         for project in wanted:
             _supersede_if_due(state_dir, project, named=bool(opts.projects))
@@ -105,7 +111,9 @@ def map_projects(opts: MappingOptions) -> dict:
             names = index_names(project)
             job = ProjectJob(project, names[0], by_project[project], state_dir / f"{_slug(project)}.json",
                              local, workers=opts.workers, log=lambda m: print(m, flush=True), other_names=names[1:],
-                             install_os_packages=opts.install_os_packages)
+                             install_os_packages=opts.install_os_packages,
+                             route="archive" if opts.archive else "git" if opts.git else "sdist",
+                             archive=opts.archive, git_source=git_sources.get(project))
             try:
                 map_project(job)
                 if docker is not None:
