@@ -39,16 +39,23 @@ from typing import Any
 from benchmarks.locoeval.verified.distractors import module_bindings, skip_constant
 from benchmarks.locoeval.verified.source import SourceText, dedent_body, one_line, parents_of
 
-KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "exception", "order")
+KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "flag", "membership", "case", "sort",
+         "encoding", "exception", "order")
+CATALOGUE_VERSION = 3          # screening rows of an older catalogue are screened again
 FRAGMENT_CHARS = 110
 UNIT_FACTORS = {7, 8, 12, 16, 24, 32, 60, 64, 100, 128, 256, 255, 365, 1000, 1024, 3600, 86400, 1e3, 1e6, 1e9,
                 1000000, 1000000000, 0x7F, 0xFF, 0xFFFF, 65535, 65536}
 LIMIT_WORDS = re.compile(r"timeout|limit|max|min|retr|attempt|size|count|depth|width|length|len\b|"
                          r"threshold|interval|delay|wait|buffer|chunk|batch|capacity", re.I)
+LIMIT_NAME = re.compile(r"(^|_)(n|num|total|end|start|stop|pos|offset|index|idx|level|version|port|age|"
+                        r"ttl|expires?|quota|cutoff|rate|priority|score|percent)($|_)", re.I)
 SEPARATORS = {",": ";", ", ": "; ", ";": ",", "; ": ", ", ":": "=", ": ": " = ", "=": ":", "|": ",",
               "-": "_", "_": "-", "&": ";", "\t": ",", " | ": " / ", " - ": " : ", "; ": ", "}
 _SEP_CALLS = {"join", "split", "rsplit", "partition", "rpartition"}
 _ORDER_SWAP = {ast.Lt: ("<=", "<"), ast.LtE: ("<", "<="), ast.Gt: (">=", ">"), ast.GtE: (">", ">=")}
+_RICH_COMPARISONS = {"__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__cmp__"}
+_ENCODINGS = {"utf-8": "latin-1", "utf8": "latin-1", "UTF-8": "ISO-8859-1", "ascii": "utf-8", "latin-1": "utf-8",
+              "latin1": "utf-8", "iso-8859-1": "utf-8", "ISO-8859-1": "UTF-8", "utf-16": "utf-8", "cp1252": "utf-8"}
 _DEFAULT_CALLS = {"get": 1, "pop": 1, "setdefault": 1}
 _DATE_FORMATS = [("%Y-%m-%d", "%d/%m/%Y"), ("%d/%m/%Y", "%Y-%m-%d"), ("%m/%d/%Y", "%d.%m.%Y"),
                  ("%d-%m-%Y", "%Y.%m.%d"), ("%H:%M:%S", "%H.%M.%S"), ("%Y%m%d", "%Y-%m-%d")]
@@ -287,7 +294,8 @@ def _numeric_side(t: Target, node: ast.AST) -> bool:
         return True
     if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
         return True
-    return False
+    name = node.attr if isinstance(node, ast.Attribute) else (node.id if isinstance(node, ast.Name) else "")
+    return bool(name) and bool(LIMIT_WORDS.search(name) or LIMIT_NAME.search(name))
 
 
 def bound_changes(t: Target) -> list[ForkChange]:
@@ -312,7 +320,7 @@ def strictness_changes(t: Target) -> list[ForkChange]:
     for n in ast.walk(t.func):
         if not (isinstance(n, ast.Compare) and _ordering(n) and t.inside(n)):
             continue
-        if not (_numeric_side(t, n.left) or _numeric_side(t, n.comparators[0])):
+        if not (_numeric_side(t, n.left) or _numeric_side(t, n.comparators[0])) or t.name in _RICH_COMPARISONS:
             continue
         gap_a, gap_b = t.src.span(n.left)[1], t.src.span(n.comparators[0])[0]
         gap = t.text[gap_a:gap_b]
@@ -456,6 +464,106 @@ def exception_changes(t: Target) -> list[ForkChange]:
     return out
 
 
+def flag_changes(t: Target) -> list[ForkChange]:
+    """``flag``: a ``True`` / ``False`` keyword argument flipped (``sort_keys=True`` -> ``False``)."""
+    out = []
+    for call in ast.walk(t.func):
+        if not isinstance(call, ast.Call):
+            continue
+        for n in call.keywords:
+            if n.arg and isinstance(n.value, ast.Constant) and isinstance(n.value.value, bool) and t.inside(n.value):
+                new = repr(not n.value.value)
+                ch = _change(t, "flag", n.value, new, f"{n.arg}={n.value.value!r}", f"{n.arg}={new}",
+                             context=t.fragment_node(call))
+                if ch:
+                    out.append(ch)
+    return out
+
+
+def membership_changes(t: Target) -> list[ForkChange]:
+    """``membership``: the last element of a literal collection of two or more constants tested
+    with ``in`` / ``not in`` left out (``x in ('a', 'b', 'c')`` -> ``x in ('a', 'b')``)."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.In, ast.NotIn))
+                and t.inside(n)):
+            continue
+        coll = n.comparators[0]
+        if not (isinstance(coll, (ast.Tuple, ast.List, ast.Set)) and len(coll.elts) >= 2
+                and all(isinstance(e, ast.Constant) and not isinstance(e.value, bool) for e in coll.elts)):
+            continue
+        if coll.lineno != coll.end_lineno:
+            continue
+        last, prev = coll.elts[-1], coll.elts[-2]
+        a = t.src.span(prev)[1]
+        b = t.src.span(last)[1]
+        tail = t.text[b:t.src.span(coll)[1]]
+        if len(coll.elts) == 2 and isinstance(coll, ast.Tuple) and not tail.lstrip().startswith(","):
+            new = ","                                     # keep a one-element tuple a tuple
+        else:
+            new = ""
+        dropped = t.src.segment(last)
+        ch = _change(t, "membership", last, new, f"{t.src.segment(coll)}",
+                     f"{t.text[t.src.span(coll)[0]:a]}{new}{tail}", span=(a, b), context=t.fragment_node(n))
+        if ch:
+            ch.key = f"membership:{last.lineno}:{last.col_offset}"
+            ch.notes.append(f"we leave out {dropped}")
+            out.append(ch)
+    return out
+
+
+def case_changes(t: Target) -> list[ForkChange]:
+    """``case``: ``.lower()`` <-> ``.upper()`` (a normalisation to the other case)."""
+    out = []
+    for n in ast.walk(t.func):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("lower", "upper") \
+                and not n.args and not n.keywords and t.inside(n) and n.func.end_lineno == n.func.lineno:
+            new = "upper" if n.func.attr == "lower" else "lower"
+            end = t.src.span(n.func)[1]
+            ch = _change(t, "case", n, new, f".{n.func.attr}()", f".{new}()", span=(end - len(n.func.attr), end),
+                         context=t.fragment_node(n))
+            if ch:
+                out.append(ch)
+    return out
+
+
+def sort_changes(t: Target) -> list[ForkChange]:
+    """``sort``: ``sorted(x)`` / ``x.sort()`` without ``reverse`` sorted the other way round."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Call) and t.inside(n) and n.lineno == n.end_lineno):
+            continue
+        name = n.func.id if isinstance(n.func, ast.Name) else (n.func.attr if isinstance(n.func, ast.Attribute) else "")
+        if name not in ("sorted", "sort") or any(k.arg == "reverse" for k in n.keywords):
+            continue
+        if name == "sorted" and len(n.args) != 1 or name == "sort" and n.args:
+            continue
+        a, b = t.src.span(n)
+        inner = t.text[a:b]
+        if not inner.endswith(")"):
+            continue
+        sep = ", " if (n.args or n.keywords) else ""
+        new = inner[:-1] + sep + "reverse=True)"
+        ch = _change(t, "sort", n, new, "ascending", "descending (reverse=True)", context=t.fragment_node(n))
+        if ch:
+            out.append(ch)
+    return out
+
+
+def encoding_changes(t: Target) -> list[ForkChange]:
+    """``encoding``: a text encoding name passed or assigned (``'utf-8'`` -> ``'latin-1'``)."""
+    out = []
+    for n in ast.walk(t.func):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in _ENCODINGS and t.inside(n) \
+                and not skip_constant(t.parents, n, t.func) and not isinstance(t.parents.get(n), ast.Compare):
+            text = t.src.segment(n)
+            new = _ENCODINGS[n.value]
+            ch = _change(t, "encoding", n, _quote(text, new), repr(n.value), repr(new))
+            if ch:
+                out.append(ch)
+    return out
+
+
 def _type_check_above(t: Target, node: ast.AST) -> bool:
     """Is ``node`` inside an ``if`` whose test checks a type (isinstance / type / callable)?"""
     cur = node
@@ -536,8 +644,8 @@ def _logging_call(s: ast.Expr) -> bool:
     return name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print")
 
 
-_PROPOSERS = (default_changes, scale_changes, bound_changes, strictness_changes, string_changes,
-              exception_changes, order_changes)
+_PROPOSERS = (default_changes, scale_changes, bound_changes, strictness_changes, string_changes, flag_changes,
+              membership_changes, case_changes, sort_changes, encoding_changes, exception_changes, order_changes)
 
 
 def describe(change: ForkChange, fn: str) -> ForkChange:
@@ -552,7 +660,13 @@ def describe(change: ForkChange, fn: str) -> ForkChange:
         change.revision = (f"Correction for `{fn}`: in our version it does `{first_f}` before `{then_f}`, "
                            f"not the other way round as I said earlier.")
         return change
-    what = {"scale": f"we use {fv} there", "bound": f"the bound is {fv} for us",
+    if k == "membership":
+        change.statement = f"A decision for `{fn}`: {change.notes[0]} -- `{ff}`."
+        change.public_statement = f"For `{fn}`: it checks `{pf}`."
+        change.revision = f"Correction for `{fn}`: it is `{ff}` in our code, not `{pf}` as I said earlier."
+        return change
+    what = {"flag": f"we pass `{fv}`", "case": f"it uses `{fv}` there", "sort": "it sorts in descending order",
+            "encoding": f"we use the {fv} encoding", "scale": f"we use {fv} there", "bound": f"the bound is {fv} for us",
             "strictness": f"the comparison is `{fv}` for us", "separator": f"we use {fv} as the separator",
             "format": f"we format with {fv}", "default": f"the fallback is {fv} for us",
             "exception": f"it raises `{fv}` in our code"}[k]

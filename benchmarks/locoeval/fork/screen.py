@@ -16,8 +16,9 @@ compare, constant --, then every other usable task of the selected manifest proj
    step 4; the other checks step 5).
 
 Every outcome is appended to the results file as one JSON line (``status`` validated | dropped |
-error, ``stage`` the last step passed, ``reason`` the loss); tasks already in the file are skipped,
-so an interrupted screening resumes where it stopped (``retry_errors`` redoes the errored ones).
+error, ``stage`` the last step passed, ``reason`` the loss, ``catalogue_version``); tasks already in
+the file by the current catalogue are skipped, so an interrupted screening resumes where it stopped
+and a new catalogue version screens every task again (``retry_errors`` redoes the errored ones).
 :func:`loss_counts` reads the file back.
 """
 
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchmarks.locoeval.fork.catalogue import (KINDS, ExceptionFamily, ForkChange, Target, apply_changes,
+from benchmarks.locoeval.fork.catalogue import (CATALOGUE_VERSION, KINDS, ExceptionFamily, ForkChange, Target, apply_changes,
                                                 apply_to_text, overlapping, propose)
 from benchmarks.locoeval.fork.tests_derive import (RecordingExecutor, derive_tests, mentioning_test_files,
                                                    observing_files, record_run)
@@ -141,16 +142,14 @@ def load_records(deveval_data: Path | None) -> dict[str, dict[str, Any]]:
 
 
 def done_namespaces(out: Path, retry_errors: bool = False) -> set[str]:
-    """Namespaces already in the results file (errored ones left out when ``retry_errors``)."""
-    done: set[str] = set()
-    if not out.is_file():
-        return done
-    for row in read_results(out):
-        if retry_errors and row.get("status") == "error":
-            done.discard(row["namespace"])
-            continue
-        done.add(row["namespace"])
-    return done
+    """Namespaces already in the results file by the current catalogue (errored ones left out when
+    ``retry_errors``; the latest row of a task counts)."""
+    latest: dict[str, dict[str, Any]] = {}
+    if out.is_file():
+        for row in read_results(out):
+            latest[row["namespace"]] = row
+    return {ns for ns, row in latest.items() if row.get("catalogue_version") == CATALOGUE_VERSION
+            and not (retry_errors and row.get("status") == "error")}
 
 
 def read_results(out: Path) -> Iterator[dict[str, Any]]:
@@ -163,7 +162,15 @@ def read_results(out: Path) -> Iterator[dict[str, Any]]:
 
 
 def append_result(out: Path, row: dict[str, Any]) -> None:
+    """Append one row; a last line cut short by a crash is closed first (it stays unreadable)."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    if out.is_file() and out.stat().st_size:
+        with out.open("rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            cut = fh.read(1) != b"\n"
+        if cut:
+            with out.open("a", encoding="utf-8") as fh:
+                fh.write("\n")
     with out.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(row, sort_keys=True) + "\n")
         fh.flush()
@@ -193,22 +200,27 @@ def requirement_prose(record: dict[str, Any]) -> str:
     return " ".join(str(req.get(k, "")) for k in ("Functionality", "Arguments"))
 
 
-def _public_words(ch: ForkChange) -> str:
-    v = ch.public_value
-    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
-        v = v[1:-1]
-    return v
+NO_NAMED_VALUE = ("order", "strictness", "flag", "sort", "case")
+
+
+def public_token(ch: ForkChange) -> str | None:
+    """What a requirement text would say of the change's public value (None: nothing it would name)."""
+    if ch.kind in NO_NAMED_VALUE:
+        return None
+    if ch.kind == "membership":
+        return ch.notes[0].split("leave out ", 1)[-1] if ch.notes else None
+    return ch.public_value
 
 
 def static_filter(changes: list[ForkChange], prose: str, find) -> tuple[list[ForkChange], Counter]:
     """The changes whose fork fragment no visible file holds and whose public value the requirement
-    does not name (``order`` and ``strictness`` have no value a requirement would name)."""
+    text does not name (``validity.token_in_text``)."""
     kept, dropped = [], Counter()
     for ch in changes:
+        token = public_token(ch)
         if fragment_hits(ch, find):
             dropped["fork fragment in snapshot"] += 1
-        elif ch.kind not in ("order", "strictness") and _public_words(ch).strip() \
-                and any(c.isalnum() for c in _public_words(ch)) and token_in_text(_public_words(ch), prose):
+        elif token and token_in_text(token, prose):
             dropped["requirement names the public value"] += 1
         else:
             kept.append(ch)
@@ -270,7 +282,8 @@ class Screener:
                 row = {"status": "error", "stage": None, "reason": f"{type(exc).__name__}: {exc}",
                        "traceback": traceback.format_exc()[-3000:]}
             row.update({"namespace": ns, "project_path": entry.project_path, "version": entry.version,
-                        "source": source, "seconds": round(time.monotonic() - t0, 1)})
+                        "source": source, "seconds": round(time.monotonic() - t0, 1),
+                        "catalogue_version": CATALOGUE_VERSION})
             append_result(self.opts.out, row)
             counts[row["status"]] += 1
             log(f"[{i}/{len(todo)}] {ns}: {row['status']} (stage {row['stage']}) {row.get('reason', '')} "
@@ -320,12 +333,14 @@ class Screener:
             reason = "no catalogue site" if not proposed else "every catalogue change fails a static filter"
             return {**row, "status": "dropped", "stage": "screened", "reason": reason}
         chosen, tried = [], []
+        try_timeout = min(to, max(30.0, 5 * public.outcome.seconds))   # a change that hangs is no decision
         for ch in try_order(kept):
             if len(chosen) >= self.opts.max_changes or len(tried) >= self.opts.max_tries:
                 break
             if any(overlapping(ch, c) for c in chosen):
                 continue
-            out = self.judge.run(self._job(proj, task, {rel: apply_to_text(text, [ch])}, f"{ns} try {ch.key}"))
+            out = self.judge.run(self._job(proj, task, {rel: apply_to_text(text, [ch])}, f"{ns} try {ch.key}",
+                                           try_timeout))
             row["runs"] += 1
             tried.append({"key": ch.key, "kind": ch.kind, "change": f"{ch.public_value} -> {ch.fork_value}",
                           "outcome": out.outcome})
@@ -378,11 +393,11 @@ class Screener:
             return {**row, "status": "dropped", "stage": "changes_observed", "reason": "validation: " + ", ".join(bad)}
         return {**row, "status": "validated", "stage": "validated", "reason": ""}
 
-    def _job(self, proj: ForkProject, task: Any, edits: dict[str, str], label: str):
+    def _job(self, proj: ForkProject, task: Any, edits: dict[str, str], label: str, timeout_s: float):
         from benchmarks.sandbox.base import ExecutionJob
 
         return ExecutionJob(project_root=proj.root, env=proj.env, test_ids=list(task.tests), edits=edits,
-                            timeout_s=self.opts.timeout, label=label)
+                            timeout_s=timeout_s, label=label)
 
 
 def screen(opts: ScreenOptions) -> Counter:

@@ -123,3 +123,39 @@ def test_a_change_refuses_a_text_that_is_not_its_release():
     sep = next(c for c in propose(t) if c.kind == "separator")
     with pytest.raises(CatalogueError, match="not"):
         apply_to_text(MODULE.replace('url.split(",")', 'url.split("|")'), [sep])
+
+
+SETTINGS = '''def f(url, items, name, data):
+    """Doc."""
+    if url.scheme in ("http", "https", "ftp"):
+        out = json.dumps(items, sort_keys=True)
+    if url.kind not in ("a", "b"):
+        return name.lower()
+    blob = name.encode("utf-8")
+    for i in sorted(items):
+        pass
+    items.sort(key=len)
+    if len(items) < self.max_size:
+        return 1
+    return data.decode("ascii")
+'''
+
+
+def test_setting_kinds_flag_membership_case_sort_encoding():
+    kinds = _by_kind(propose(Target.of_function(SETTINGS, "f")))
+    assert [c.fork_fragment for c in kinds["flag"]] == ["out = json.dumps(items, sort_keys=False)"]
+    assert sorted(c.fork_fragment for c in kinds["membership"]) == ['url.kind not in ("a",)',
+                                                                    'url.scheme in ("http", "https")']
+    assert [c.fork_fragment for c in kinds["case"]] == ["return name.upper()"]
+    assert sorted(c.fork_fragment for c in kinds["sort"]) == ["items.sort(key=len, reverse=True)",
+                                                              "sorted(items, reverse=True)"]
+    assert sorted(c.fork_fragment for c in kinds["encoding"]) == ['blob = name.encode("latin-1")',
+                                                                  'return data.decode("utf-8")']
+    assert [c.fork_fragment for c in kinds["strictness"]] == ["len(items) <= self.max_size"]
+    member = next(c for c in kinds["membership"] if "ftp" in c.fragment)
+    assert '"ftp"' in member.statement and '"ftp"' not in member.fork_fragment
+
+
+def test_rich_comparison_methods_keep_their_operators():
+    src = "class V:\n    def __lt__(self, other):\n        return self.size < other.size\n"
+    assert [c for c in propose(Target.of_function(src, "V.__lt__")) if c.kind == "strictness"] == []
