@@ -21,6 +21,16 @@ The model (documented in docs/api-runs.md):
    ``judge_backbone``, everything else and an unregistered purpose -> ``backbone``) from
    conf/pricing.yaml over litellm's offline cost map (``backbone.pricing_model`` honoured).
 
+4. **Batch submission** (``run.batch=true``: the run's requests go through a provider's batch API,
+   ``python -m scripts.exchange submit``; docs/exchange.md). Every role whose backbone's provider
+   has a batch API here (:data:`reconmem.platform.llm.batch.SUPPORTED_PROVIDERS`) is priced at the
+   provider's batch rate (:meth:`~reconmem.platform.llm.pricing.Pricing.batch_price`); the others
+   stay direct, at their standard rate. A batch answers one call of each sample per cycle, so the
+   run needs as many cycles as the longest chain of sequential batched calls in one sample (its
+   units x batched calls per unit; a bracket run's calls are independent: one cycle), each taking
+   up to the provider's completion window (``run.batch_turnaround_hours`` overrides it); the
+   typical turnaround of conf/pricing.yaml ``batch:`` is printed beside it.
+
 Known bias: linear in units. Full History's prompt grows with every turn, so samples much longer
 than the calibration samples cost more than estimated; calibrate on samples of typical length.
 """
@@ -100,11 +110,40 @@ def _finished(sample: SampleDir) -> bool:
     return result is not None and result.get("status") == Status.OK.value and sample.file(LEDGER).is_file()
 
 
-def _price(cfg: Any, role: str):
+def _pricing_model(cfg: Any, role: str) -> str:
+    node = cfg.get(role) or cfg.backbone
+    return str(node.get("pricing_model") or node.model)
+
+
+def _price(cfg: Any, role: str, batched: bool = False):
     from reconmem.platform.llm import default_pricing
 
-    node = cfg.get(role) or cfg.backbone
-    return default_pricing().price(str(node.get("pricing_model") or node.model))
+    model = _pricing_model(cfg, role)
+    if batched:
+        return default_pricing().batch_price(model)
+    return default_pricing().price(model)
+
+
+def batch_roles(cfg: Any) -> dict[str, Any]:
+    """With ``run.batch``: role option -> the provider's :class:`~reconmem.platform.llm.pricing.BatchTerms`
+    for every role whose backbone's provider has a batch API here and a known batch rate ({} without)."""
+    if not bool((cfg.get("run") or {}).get("batch") or False):
+        return {}
+    from reconmem.platform.llm import default_pricing
+    from reconmem.platform.llm.batch import SUPPORTED_PROVIDERS
+    from reconmem.platform.llm.pricing import provider_of
+
+    pricing = default_pricing()
+    roles = {}
+    for role in ROLE_OPTIONS.values():
+        if role != "backbone" and cfg.get(role) is None:
+            continue
+        model = _pricing_model(cfg, role)
+        provider = provider_of(model)
+        if (provider in SUPPORTED_PROVIDERS and provider in pricing.batch_terms
+                and not model.startswith(("local/", "scripted/")) and pricing.batch_price(model) is not None):
+            roles[role] = pricing.batch_terms[provider]
+    return roles
 
 
 def estimate_run(cfg: Any, benchmark: Any, samples: Sequence[Any], *, calibration: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -118,27 +157,66 @@ def estimate_run(cfg: Any, benchmark: Any, samples: Sequence[Any], *, calibratio
     est: dict[str, Any] = {"benchmark": bench_name, "method": method, "backbone": str(cfg.backbone.name),
                            "samples": len(samples), "calibrated_from": cal and cal["run"], "purposes": {},
                            "skip_prep_replies": skip}
+    batched = batch_roles(cfg)
+    if bool((cfg.get("run") or {}).get("batch") or False):
+        est["batch"] = _batch_plan(cfg, batched, skip)
     if cal is None:
         est["units"] = sum(u for u in known if u is not None) if all(u is not None for u in known) else None
         est.update(calls=None, input_tokens=None, output_tokens=None, cost_usd=None)
+        if est.get("batch") and skip and est["batch"]["roles"]:
+            _set_cycles(est["batch"], 1)
         return est
     units = sum(u if u is not None else cal["units_per_sample"] for u in known)
     est["units"] = round(units, 1)
-    totals = {"calls": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0}
+    totals = {"calls": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0, "standard_cost_usd": 0.0}
+    batched_per_unit = 0.0
     for purpose, rate in cal["purposes"].items():
         role = backbone_option(purpose)
         calls = rate["calls_per_unit"] * units
         tin, tout = calls * rate["input_per_call"], calls * rate["output_per_call"]
-        price = _price(cfg, role)
+        standard = _price(cfg, role)
+        price = _price(cfg, role, batched=True) if role in batched else standard
         cost = price.cost(tin, tout)
+        if role in batched:
+            batched_per_unit += rate["calls_per_unit"]
         est["purposes"][purpose] = {"role": role, "model": str((cfg.get(role) or cfg.backbone).model),
-                                    "price_source": price.source, "calls": round(calls, 1),
+                                    "price_source": price.source, "calls": round(calls, 1), "batch": role in batched,
                                     "input_tokens": round(tin), "output_tokens": round(tout), "cost_usd": round(cost, 6)}
-        for k, v in (("calls", calls), ("input_tokens", tin), ("output_tokens", tout), ("cost_usd", cost)):
+        for k, v in (("calls", calls), ("input_tokens", tin), ("output_tokens", tout), ("cost_usd", cost),
+                     ("standard_cost_usd", standard.cost(tin, tout))):
             totals[k] += v
     est.update(calls=round(totals["calls"], 1), input_tokens=round(totals["input_tokens"]),
                output_tokens=round(totals["output_tokens"]), cost_usd=round(totals["cost_usd"], 6))
+    if est.get("batch"):
+        est["batch"]["standard_cost_usd"] = round(totals["standard_cost_usd"], 6)
+        if est["batch"]["roles"]:
+            longest = max((u if u is not None else cal["units_per_sample"] for u in known), default=0)
+            _set_cycles(est["batch"], 1 if skip else max(1, round(longest * batched_per_unit)),
+                        longest_units=None if skip else round(longest, 1))
     return est
+
+
+def _batch_plan(cfg: Any, batched: dict[str, Any], skip: bool) -> dict[str, Any]:
+    """The batch part of an estimate before the cycles are known: roles, their provider's terms."""
+    override = (cfg.get("run") or {}).get("batch_turnaround_hours")
+    terms = next(iter(batched.values()), None)
+    plan: dict[str, Any] = {"roles": sorted(batched), "direct_roles": [], "cycles": None, "independent_calls": skip,
+                            "provider": terms and terms.provider, "source": terms and terms.source,
+                            "window_hours": terms and terms.completion_window_hours,
+                            "typical_hours": terms and terms.typical_turnaround_hours,
+                            "turnaround_hours": float(override) if override else (terms and terms.completion_window_hours),
+                            "turnaround_from": "run.batch_turnaround_hours" if override else "completion window"}
+    for role in ROLE_OPTIONS.values():
+        if role not in batched and (role == "backbone" or cfg.get(role) is not None):
+            plan["direct_roles"].append(f"{role} ({_pricing_model(cfg, role)})")
+    return plan
+
+
+def _set_cycles(plan: dict[str, Any], cycles: int, longest_units: float | None = None) -> None:
+    plan["cycles"] = int(cycles)
+    plan["longest_sample_units"] = longest_units
+    plan["wall_hours"] = cycles * plan["turnaround_hours"]
+    plan["typical_wall_hours"] = cycles * plan["typical_hours"]
 
 
 def format_estimate(est: dict[str, Any]) -> str:
@@ -147,9 +225,11 @@ def format_estimate(est: dict[str, Any]) -> str:
             f"{est.get('units')} conversation steps")
     if est.get("skip_prep_replies"):
         head += " (preparation replies skipped: the tasks and any mock-user turn)"
+    batch = est.get("batch")
     if est.get("calibrated_from") is None:
-        return (head + "\n  no calibration run found (finished samples of this benchmark and method under "
-                "run.results_dir): run it once with run.limit=2 backbone=local (free), then dry-run again")
+        lines = [head + "\n  no calibration run found (finished samples of this benchmark and method under "
+                 "run.results_dir): run it once with run.limit=2 backbone=local (free), then dry-run again"]
+        return "\n".join(lines + (format_batch(batch) if batch else []))
     lines = [head, f"  calibrated from {est['calibrated_from']}",
              f"  {'purpose':<24}{'role':<16}{'calls':>9}{'input tok':>12}{'output tok':>12}{'USD':>11}  price"]
     for purpose, row in est["purposes"].items():
@@ -157,4 +237,36 @@ def format_estimate(est: dict[str, Any]) -> str:
                      f"{row['output_tokens']:>12,}{row['cost_usd']:>11.4f}  {row['price_source']}")
     lines.append(f"  {'total':<40}{est['calls']:>9.1f}{est['input_tokens']:>12,}{est['output_tokens']:>12,}"
                  f"{est['cost_usd']:>11.4f}")
+    if batch:
+        lines += format_batch(batch)
     return "\n".join(lines)
+
+
+def _duration(hours: float) -> str:
+    text = f"{hours:,.1f}".removesuffix(".0") + " h"
+    return text if hours < 48 else f"{text} = {hours / 24:,.1f} days"
+
+
+def format_batch(batch: dict[str, Any]) -> list[str]:
+    """The lines of an estimate's batch part: rate, cycles, wall time."""
+    if not batch["roles"]:
+        return ["  batch: run.batch=true, but no role's backbone has a batch API here (supported providers: "
+                "openai, with a batch rate in conf/pricing.yaml): every call priced and sent directly"]
+    lines = [f"  batch: {', '.join(batch['roles'])} calls priced at {batch['provider']}'s batch rate "
+             f"(price column; conf/pricing.yaml batch.{batch['provider']}, litellm's listed batch prices)"]
+    if batch.get("standard_cost_usd") is not None:
+        lines[0] += f"; the same calls at the standard rate: ${batch['standard_cost_usd']:.4f}"
+    if batch["direct_roles"]:
+        lines.append(f"  direct (no batch API here, standard rate): {', '.join(batch['direct_roles'])}")
+    if batch["cycles"] is None:
+        lines.append("  batch cycles: unknown until calibrated (one per sequential batched call of a sample)")
+        return lines
+    why = ("a bracket run's calls are independent: one batch answers them all" if batch["independent_calls"] else
+           f"the longest chain of sequential batched calls in one sample, {batch['longest_sample_units']} steps; "
+           "each cycle answers one call per sample, then the run resumes")
+    lines.append(f"  batch cycles: {batch['cycles']} ({why})")
+    lines.append(f"  wall time: {batch['cycles']} x {batch['turnaround_hours']:g} h ({batch['turnaround_from']}) = "
+                 f"up to {_duration(batch['wall_hours'])}; at the typical turnaround we assume, "
+                 f"{batch['typical_hours']:g} h per cycle (not the provider's promise; conf/pricing.yaml): "
+                 f"{_duration(batch['typical_wall_hours'])}")
+    return lines

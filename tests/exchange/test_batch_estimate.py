@@ -1,0 +1,93 @@
+"""The dry-run estimate of a batch run (run.batch=true): calls priced at the provider's batch rate
+and said so, the number of batch cycles (the longest chain of sequential batched calls in one
+sample; one for a bracket run) and the wall time at the provider's turnaround."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from omegaconf import OmegaConf
+
+from benchmarks.estimate import estimate_run, format_estimate
+from reconmem.platform.llm import default_pricing
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# a calibration as benchmarks.estimate.calibrate returns it (per unit: 1 reply, 2 memory calls, 1 mock-user turn)
+CALIBRATION = {"run": "calibration-run", "samples": 2, "units": 20, "units_per_sample": 10.0, "purposes": {
+    "turn_generation": {"calls_per_unit": 1.0, "input_per_call": 2000.0, "output_per_call": 300.0},
+    "memory_update": {"calls_per_unit": 2.0, "input_per_call": 1500.0, "output_per_call": 200.0},
+    "mock_user": {"calls_per_unit": 1.0, "input_per_call": 1000.0, "output_per_call": 100.0},
+}}
+
+
+def backbone(name: str) -> dict:
+    import yaml
+
+    return yaml.safe_load((ROOT / "conf" / "backbone" / f"{name}.yaml").read_text())
+
+
+def cfg(*, batch: bool, model: str = "gpt5_mini", skip: bool = False, turnaround: float | None = None):
+    return OmegaConf.create({
+        "method": {"name": "reconmem", "skip_prep_replies": skip}, "benchmark": {"name": "locoeval"},
+        "backbone": backbone(model), "user_backbone": backbone("gemini_25_flash"), "judge_backbone": backbone("local"),
+        "run": {"results_dir": str(ROOT / "tests" / "no-such-results"), "batch": batch, "batch_turnaround_hours": turnaround}})
+
+
+def sample(turns: int, tasks: int) -> SimpleNamespace:
+    return SimpleNamespace(outline=[SimpleNamespace(scripted=True)] * turns, tasks=[object()] * tasks)
+
+
+SAMPLES = [sample(8, 2), sample(30, 3), sample(12, 1)]  # units 10, 33, 13
+
+
+def test_batch_calls_are_priced_at_the_batch_rate_and_said_so():
+    direct = estimate_run(cfg(batch=False), None, SAMPLES, calibration=CALIBRATION)
+    batched = estimate_run(cfg(batch=True), None, SAMPLES, calibration=CALIBRATION)
+    assert "batch" not in direct and "batch" not in format_estimate(direct)
+    for purpose in ("turn_generation", "memory_update"):  # gpt5_mini: OpenAI's batch API, half price
+        assert batched["purposes"][purpose]["cost_usd"] == pytest.approx(direct["purposes"][purpose]["cost_usd"] / 2)
+        assert batched["purposes"][purpose]["price_source"] == "litellm batch" and batched["purposes"][purpose]["batch"]
+    user = batched["purposes"]["mock_user"]  # Gemini as the mock user: no batch API here, standard rate
+    assert user["cost_usd"] == pytest.approx(direct["purposes"]["mock_user"]["cost_usd"]) and not user["batch"]
+    assert batched["batch"]["standard_cost_usd"] == pytest.approx(direct["cost_usd"])
+    text = format_estimate(batched)
+    assert "backbone calls priced at openai's batch rate" in text
+    assert f"the same calls at the standard rate: ${direct['cost_usd']:.4f}" in text
+    assert "direct (no batch API here, standard rate): user_backbone (gemini/gemini-2.5-flash)" in text
+
+
+def test_cycles_are_the_longest_chain_of_batched_calls_and_wall_time_the_turnaround():
+    est = estimate_run(cfg(batch=True), None, SAMPLES, calibration=CALIBRATION)
+    # the longest sample has 33 steps x 3 batched calls per step (the mock user's call is direct)
+    assert est["batch"]["cycles"] == 99 and est["batch"]["wall_hours"] == 99 * 24
+    text = format_estimate(est)
+    assert "batch cycles: 99 (the longest chain of sequential batched calls in one sample, 33 steps" in text
+    assert "wall time: 99 x 24 h (completion window) = up to 2,376 h = 99.0 days" in text
+    assert "typical turnaround we assume, 1 h per cycle (not the provider's promise; conf/pricing.yaml): 99 h = 4.1 days" in text
+    quick = estimate_run(cfg(batch=True, turnaround=0.5), None, SAMPLES, calibration=CALIBRATION)
+    assert "wall time: 99 x 0.5 h (run.batch_turnaround_hours) = up to 49.5 h = 2.1 days" in format_estimate(quick)
+
+
+def test_a_bracket_run_needs_one_cycle():
+    est = estimate_run(cfg(batch=True, skip=True), None, SAMPLES, calibration=CALIBRATION)
+    assert est["batch"]["cycles"] == 1 and est["batch"]["wall_hours"] == 24
+    assert "batch cycles: 1 (a bracket run's calls are independent" in format_estimate(est)
+    uncalibrated = estimate_run(cfg(batch=True, skip=True), None, SAMPLES)  # no run under results_dir
+    assert uncalibrated["calibrated_from"] is None and uncalibrated["batch"]["cycles"] == 1
+    assert "batch cycles: 1" in format_estimate(uncalibrated)
+
+
+def test_a_backbone_without_a_batch_api_is_priced_directly_and_said_so():
+    est = estimate_run(cfg(batch=True, model="deepseek_v32"), None, SAMPLES, calibration=CALIBRATION)
+    direct = estimate_run(cfg(batch=False, model="deepseek_v32"), None, SAMPLES, calibration=CALIBRATION)
+    assert est["cost_usd"] == pytest.approx(direct["cost_usd"]) and est["batch"]["cycles"] is None
+    assert "no role's backbone has a batch API here" in format_estimate(est)
+
+
+def test_the_shipped_batch_terms_name_their_source():
+    terms = default_pricing().batch_terms["openai"]
+    assert terms.rate == 0.5 and terms.completion_window_hours == 24 and terms.typical_turnaround_hours > 0
+    assert "platform.openai.com/docs/guides/batch" in terms.source
