@@ -1,4 +1,80 @@
-"""The fork set (verified set v3): LoCoEval-format tasks whose truth a model cannot know without the conversation.
+"""The fork set (verified set v3, issue 34): tasks whose truth a model cannot know without the conversation.
 
-(Full description below; this package is under construction.)
+Why
+---
+On the verified set v2 a capable model passes almost every task from the prompt alone: the stated
+facts are the public library's own implementation details, which the model knows or reconstructs.
+In the fork set each target function belongs to a *fork* of a public DevEval project: the fork
+differs from the release in 1-3 plausible, consequential decisions a team might make (a limit, a
+bound, ``<`` vs ``<=``, a separator or format, a fallback value, a flag, an accepted value, the case
+or sort order, an encoding, a sibling exception class, the order of two steps). The user states
+those decisions in the conversation; the task is judged by ordinary Pass@1 on the fork's own tests,
+so a model that writes the library as released fails and one that remembers the decisions passes.
+
+The pieces (this package; v1 / v2 code is reused by import and not changed)
+---------------------------------------------------------------------------
+- ``catalogue``: the documented change kinds (table in its docstring). :func:`catalogue.propose`
+  gives every change of a target function (:class:`catalogue.Target`: module text, function node,
+  body lines) with its fork text, the one-line fork and public fragments and three sentences: the
+  user's **statement** of the decision (fork value only), the **public statement** (the library's
+  behaviour: the distractor "stated early, revised later") and the **revision** (both values).
+  :func:`catalogue.apply_changes` gives the fork body; ``CATALOGUE_VERSION`` identifies the catalogue
+  the screening rows were made with.
+- ``record_plugin`` + ``tests_derive``: the fork's tests. The task's test files run with the fork's
+  body under a pytest plugin that records the real operands of every failing ``assert a == b`` /
+  ``assertEqual`` and the class a ``pytest.raises`` / ``assertRaises`` actually saw; only the
+  expected operand (a literal, replaced by ``repr(actual)`` when that round-trips) or the expected
+  class is rewritten; twice in fresh processes per round (unstable -> dropped); rounds until every
+  test that passes on the release passes on the fork; a unified diff per test file. Anything that
+  cannot be done mechanically (no literal side, a loop or shared helper seeing two values, a failure
+  without a recorded assertion, a class the test file cannot name) drops the task with its reason.
+- ``validate``: per-task checks (fork passes twice, public and blank bodies fail, reverting any one
+  change fails, the fork fragment nowhere in what the method sees, every test file that observes
+  the fork hidden).
+- ``screen`` (``python -m scripts.build_fork_set screen|counts``): the resumable driver. It screens
+  v2's 241 tasks with a consequential site first, then every usable task of the selected manifest
+  projects, and appends one JSON row per task to ``<cache>/locoeval_fork/screen.jsonl`` (``--out``).
+
+A results row (``status`` validated | dropped | error, ``stage`` the last step passed of
+``screened``, ``change_found``, ``tests_derived``, ``changes_observed``, ``validated``, ``reason``)
+holds for a validated task: ``file``, ``signature_line``, ``body_start`` / ``body_end``,
+``public_body_sha256``, ``changes`` (``ForkChange`` records: kind, span, public / fork text and value,
+fragments, statement, public_statement, revision), ``fork_body``, ``derivation`` (``diffs`` per test
+file, every ``rewrite``, the tests that already fail on the release), ``hidden_files``, ``checks``
+(each validation check with its detail), ``tried`` (the single-change runs), ``runs``, ``seconds``,
+``catalogue_version``.
+
+What remains (next sessions) and how it plugs in
+------------------------------------------------
+1. **Scale the screening** to every usable DevEval task (~978 and those the DevEval mapping adds):
+   the same command without ``--projects`` (``RECONMEM_DEVEVAL_DATA`` pointing at DevEval's
+   data.jsonl for the tasks outside v2); ``counts`` gives the losses per step. If the catalogue is
+   too narrow for >= 320 tasks, widen it (a new kind, a documented reason) and raise
+   ``CATALOGUE_VERSION`` (rows of older versions are screened again). Other releases: check that no
+   sdist version of the project holds the fork fragment (``catalogue`` docstring).
+2. **Ship the fork data** beside the samples (a ``fork/`` set directory like ``verified/v2``): per
+   task the changes, the fork body and the test diffs (the rewritten test files are rebuilt by
+   applying the diffs to the snapshot's files), the hidden files; the diffs are what a user reads to
+   see what the fork's tests check.
+3. **Judging** (runner side): a fork task is judged by the DevEval evaluation path with the fork's
+   test files in place of the originals and, in a sample with several targets, the other targets'
+   fork bodies spliced in (``validate.judge`` does the first; ``evaluate_completion`` needs an
+   ``edits`` argument or a benchmark-level evaluator, ``benchmark.evaluator``, for both). The
+   indexed snapshot is the public one with every target blanked and docstring-free and every
+   ``hidden_files`` entry removed (``benchmarks.locoeval.repo.blanked_copy(hidden_files=...)``).
+   Validation then adds: the body that follows each distractor fails; an alternative-shaped body
+   of the fork (v1's AST restructuring) passes; each task passes with the other targets' forks in place.
+4. **Composition** (``verified.compose.compose_sample`` takes ``Candidate`` s whose ``kept`` facts
+   expose ``statements(fn)`` and ``record()``): give each ``ForkChange`` that interface -- ``text`` =
+   ``statement``, ``distractor`` = ``public_statement``, ``revision`` = ``revision`` -- so the fork's
+   decisions become info turns and, for at most half of the distractors, the public behaviour is
+   stated early and revised later (the prior and the early statement agree; only the revision wins);
+   the other distractors keep v2's vocabulary counterfactual of the fork. Where the DevEval
+   requirement text names the public value, edit it to the fork's (today such a change is dropped).
+   Requirement, distractor and info positions, first words and lengths must be varied so that the
+   tell-finder (a classifier over a detail turn's position, first words, length and fact kind,
+   leave-one-repository-out) is at chance: a new script beside ``scripts.validate_locoeval``.
+5. **Scale and measurement**: >= 128 samples, >= 320 tasks, >= 37 repositories, no task in two
+   samples; ``benchmark=locoeval_fork``; ``make brackets`` on it; the expert floor / ceiling
+   measurement of issue 34 (goal floor <= 15 %, ceiling >= 70 %).
 """
