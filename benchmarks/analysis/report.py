@@ -277,7 +277,9 @@ def validity_lines(runs: RunSet) -> list[str]:
              "missing = selected but no finished record (no result.json, or interrupted): counted as failed the same "
              "way, and the tables mark the method incomplete (‡); an excluded sample is out for every method alike; "
              "unfinished = sample folders without result.json and interrupted records (resume the run); repeats = "
-             "run.repeat runs (counts are over all repeats).", ""]
+             "run.repeat runs (counts are over all repeats). Tables 1 and 6 compare the methods of a row over the "
+             "samples every one of them was scored on (the intersection of their runs' selections; their notes name "
+             "the runs cut to it); CR is against Full History under the method's own code retriever.", ""]
     cost_by_key: dict[tuple[str, str, str], float] = {}
     for m in runs.manifests():
         k = (m["benchmark"], m["backbone"], m["method"])
