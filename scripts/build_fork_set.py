@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -59,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                          manifest=args.manifest, deveval_data=args.deveval_data, v2_only=args.v2_only,
                          max_changes=args.max_changes, max_tries=args.max_tries, retry_errors=args.retry_errors,
                          work_root=args.work_root)
+    # SIGTERM unwinds like Ctrl-C: the running test's process group is killed and its work dir removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         counts = screen(opts)
     except (ValueError, FileNotFoundError) as exc:

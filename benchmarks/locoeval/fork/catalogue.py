@@ -665,13 +665,20 @@ def describe(change: ForkChange, fn: str) -> ForkChange:
         change.public_statement = f"For `{fn}`: it checks `{pf}`."
         change.revision = f"Correction for `{fn}`: it is `{ff}` in our code, not `{pf}` as I said earlier."
         return change
+    if k == "sort":
+        change.statement = f"A decision for `{fn}`: it sorts in descending order -- `{ff}`."
+        change.public_statement = f"For `{fn}`: it sorts in ascending order -- `{pf}`."
+        change.revision = (f"Correction for `{fn}`: it sorts in descending order in our code (`{ff}`), not in "
+                           f"ascending order (`{pf}`) as I said earlier.")
+        return change
     what = {"flag": f"we pass `{fv}`", "case": f"it uses `{fv}` there", "sort": "it sorts in descending order",
             "encoding": f"we use the {fv} encoding", "scale": f"we use {fv} there", "bound": f"the bound is {fv} for us",
             "strictness": f"the comparison is `{fv}` for us", "separator": f"we use {fv} as the separator",
             "format": f"we format with {fv}", "default": f"the fallback is {fv} for us",
             "exception": f"it raises `{fv}` in our code"}[k]
     change.statement = f"A decision for `{fn}`: {what} -- `{ff}`."
-    change.public_statement = f"For `{fn}`: it has `{pf}` ({'the value' if k != 'exception' else 'the class'} `{pv}`)."
+    noun = {"exception": "the class", "flag": "the flag", "case": "the call", "encoding": "the encoding"}.get(k, "the value")
+    change.public_statement = f"For `{fn}`: it has `{pf}` ({noun} `{pv}`)."
     change.revision = f"Correction for `{fn}`: it is `{ff}` in our code ({fv}), not `{pf}` ({pv}) as I said earlier."
     return change
 

@@ -11,7 +11,7 @@ records, for the run's tests:
 - ``pytest.raises(X)`` / ``self.assertRaises(X)`` left by an exception of another class: the
   expected class(es) and the class actually raised;
 
-each with the test's node id and the file and line of the assertion (the innermost frame of the
+each with the test's node id, the case's index per ``parametrize`` parameter, and the file and line of the assertion (the innermost frame of the
 run's tree that is not this plugin), every value as its ``repr`` and whether
 ``ast.literal_eval(repr(v)) == v`` (same type). At the end of the session it prints one line
 ``RECONMEM-FORK-RECORDS <json>`` (the records and the failing node ids) to stdout, which the
@@ -73,8 +73,20 @@ def _cls(c):
     return {"module": getattr(c, "__module__", "?"), "name": getattr(c, "__qualname__", repr(c))}
 
 
+_INDICES = [None]
+
+
 def _add(kind, loc, **kw):
-    _RECORDS.append({"test": _CURRENT[0], "kind": kind, "file": loc[0], "line": loc[1], **kw})
+    _RECORDS.append({"test": _CURRENT[0], "kind": kind, "file": loc[0], "line": loc[1], "indices": _INDICES[0],
+                     **kw})
+
+
+def pytest_runtest_setup(item):
+    spec = getattr(item, "callspec", None)
+    try:
+        _INDICES[0] = {str(k): int(v) for k, v in dict(getattr(spec, "indices", {}) or {}).items()} or None
+    except (TypeError, ValueError):
+        _INDICES[0] = None
 
 
 def pytest_assertrepr_compare(config, op, left, right):

@@ -16,9 +16,9 @@ compare, constant --, then every other usable task of the selected manifest proj
    step 4; the other checks step 5).
 
 Every outcome is appended to the results file as one JSON line (``status`` validated | dropped |
-error, ``stage`` the last step passed, ``reason`` the loss, ``catalogue_version``); tasks already in
-the file by the current catalogue are skipped, so an interrupted screening resumes where it stopped
-and a new catalogue version screens every task again (``retry_errors`` redoes the errored ones).
+error, ``stage`` the last step passed, ``reason`` the loss, ``catalogue_version``, ``derive_version``); tasks already in
+the file by the current catalogue and derivation are skipped, so an interrupted screening resumes
+where it stopped and a new version of either screens every task again (``retry_errors`` redoes the errored ones).
 :func:`loss_counts` reads the file back.
 """
 
@@ -38,7 +38,7 @@ from typing import Any, Iterator
 
 from benchmarks.locoeval.fork.catalogue import (CATALOGUE_VERSION, KINDS, ExceptionFamily, ForkChange, Target, apply_changes,
                                                 apply_to_text, overlapping, propose)
-from benchmarks.locoeval.fork.tests_derive import (RecordingExecutor, derive_tests, mentioning_test_files,
+from benchmarks.locoeval.fork.tests_derive import (DERIVE_VERSION, RecordingExecutor, derive_tests, mentioning_test_files,
                                                    observing_files, record_run)
 from benchmarks.locoeval.fork.validate import ForkTask, fragment_hits, validate_fork, visible_finder
 from benchmarks.locoeval.verified.source import dedent_body
@@ -149,7 +149,7 @@ def done_namespaces(out: Path, retry_errors: bool = False) -> set[str]:
         for row in read_results(out):
             latest[row["namespace"]] = row
     return {ns for ns, row in latest.items() if row.get("catalogue_version") == CATALOGUE_VERSION
-            and not (retry_errors and row.get("status") == "error")}
+            and row.get("derive_version") == DERIVE_VERSION and not (retry_errors and row.get("status") == "error")}
 
 
 def read_results(out: Path) -> Iterator[dict[str, Any]]:
@@ -283,7 +283,7 @@ class Screener:
                        "traceback": traceback.format_exc()[-3000:]}
             row.update({"namespace": ns, "project_path": entry.project_path, "version": entry.version,
                         "source": source, "seconds": round(time.monotonic() - t0, 1),
-                        "catalogue_version": CATALOGUE_VERSION})
+                        "catalogue_version": CATALOGUE_VERSION, "derive_version": DERIVE_VERSION})
             append_result(self.opts.out, row)
             counts[row["status"]] += 1
             log(f"[{i}/{len(todo)}] {ns}: {row['status']} (stage {row['stage']}) {row.get('reason', '')} "

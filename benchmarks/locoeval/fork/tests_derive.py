@@ -6,7 +6,8 @@ the recording plugin (``record_plugin``), twice, each time in a fresh process:
 1. the public body's run gives the tests that already fail (left alone, listed);
 2. every other failing test must have recorded assertions, and each recorded assertion is rewritten
    in its test file -- only its **expected operand**: the literal side of ``assert a == b`` or of
-   ``self.assertEqual(a, b)`` becomes ``repr(actual)`` (only when ``ast.literal_eval`` of that repr
+   ``self.assertEqual(a, b)`` (or, when that side is a ``pytest.mark.parametrize`` parameter, its
+   literal value in the failing case) becomes ``repr(actual)`` (only when ``ast.literal_eval`` of that repr
    gives the actual value back, same type), or the class in ``pytest.raises(X)`` /
    ``self.assertRaises(X)`` becomes the class the fork raised (only when the test file can name it:
    a builtin, a class of the same module as ``X`` written as ``mod.X``, or a name the test file
@@ -38,6 +39,7 @@ from benchmarks.sandbox.base import PASS, ExecutionJob, ExecutionOutcome
 from benchmarks.sandbox.local import LocalExecutor
 
 MAX_ROUNDS = 10
+DERIVE_VERSION = 2             # screening rows of an older derivation are screened again
 _RAISES_CALLS = {"raises", "assertRaises"}
 _EQ_METHODS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
                "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual"}
@@ -180,8 +182,13 @@ def plan_rewrite(text: str, rec: dict[str, Any]) -> tuple[tuple[int, int], str, 
                 raise DeriveError(f"line {line}: no assertEqual call with two positional arguments")
             left, right = calls[0].args[0], calls[0].args[1]
         lit_l, lit_r = _literal(left), _literal(right)
-        if lit_l == lit_r:
-            raise DeriveError(f"line {line}: {'both' if lit_l else 'neither'} side of the comparison is a literal")
+        if lit_l == lit_r and not lit_l:
+            param_l, param_r = (_parametrized_value(tree, line, side, rec.get("indices")) for side in (left, right))
+            if (param_l is None) == (param_r is None):
+                raise DeriveError(f"line {line}: neither side of the comparison is a literal or one parameter's value")
+            lit_l, left, right = param_l is not None, param_l or left, param_r or right
+        elif lit_l == lit_r:
+            raise DeriveError(f"line {line}: both sides of the comparison are literals")
         expected, actual = (left, rec["right"]) if lit_l else (right, rec["left"])
         if not actual.get("literal"):
             raise DeriveError(f"line {line}: the actual value has no literal form ({actual.get('type')})")
@@ -199,6 +206,43 @@ def plan_rewrite(text: str, rec: dict[str, Any]) -> tuple[tuple[int, int], str, 
         span = _segment_span(text, arg)
         return span, text[span[0]:span[1]], new
     raise DeriveError(f"unknown record kind {rec['kind']!r}")
+
+
+def _parametrized_value(tree: ast.Module, line: int, operand: ast.AST, indices: dict[str, int] | None) -> ast.AST | None:
+    """The literal a test's ``@pytest.mark.parametrize`` gave ``operand`` (a parameter name) in the
+    recorded case (``indices``: the case's index per parameter), or None."""
+    if not isinstance(operand, ast.Name) or not indices or operand.id not in indices:
+        return None
+    funcs = _innermost(tree, line, (ast.FunctionDef, ast.AsyncFunctionDef))
+    if not funcs:
+        return None
+    for deco in funcs[0].decorator_list:
+        if not (isinstance(deco, ast.Call) and _call_name(deco) == "parametrize" and len(deco.args) >= 2):
+            continue
+        names_node, values = deco.args[0], deco.args[1]
+        if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
+            names = [n.strip() for n in names_node.value.split(",") if n.strip()]
+        elif isinstance(names_node, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) for e in names_node.elts):
+            names = [e.value for e in names_node.elts]
+        else:
+            continue
+        if operand.id not in names:
+            continue
+        if not isinstance(values, (ast.List, ast.Tuple)) or indices[operand.id] >= len(values.elts):
+            return None
+        case = values.elts[indices[operand.id]]
+        if isinstance(case, ast.Call) and _call_name(case) == "param":
+            case = case.args if len(names) > 1 else (case.args[0] if case.args else None)
+            if isinstance(case, list):
+                case = ast.Tuple(elts=case) if len(case) == len(names) else None
+        if case is None:
+            return None
+        if len(names) > 1:
+            if not isinstance(case, (ast.Tuple, ast.List)) or len(case.elts) != len(names):
+                return None
+            case = case.elts[names.index(operand.id)]
+        return case if _literal(case) and hasattr(case, "lineno") else None
+    return None
 
 
 def _same_quotes(old: str, new: str) -> str:
@@ -221,12 +265,12 @@ def _class_name_for(tree: ast.Module, arg: ast.AST, expected: dict[str, str], ra
     raise DeriveError(f"the test file cannot name the raised class {raised['module']}.{name}")
 
 
-def _normalised(records: list[dict[str, Any]], *, per_test: bool = True) -> dict[tuple, Any]:
-    """Records keyed by (test, file, line, kind) -- without the test when ``per_test`` is false --,
-    value the recorded payload compared by value (addresses in non-literal reprs masked)."""
+def _normalised(records: list[dict[str, Any]]) -> dict[tuple, Any]:
+    """Records keyed by (test, file, line, kind), value the recorded payload compared by value
+    (addresses in non-literal reprs masked)."""
     out: dict[tuple, Any] = {}
     for r in records:
-        key = (r.get("test") if per_test else None, r["file"], r["line"], r["kind"])
+        key = (r.get("test"), r["file"], r["line"], r["kind"])
         if r["kind"] == "raises":
             val = json.dumps([r["expected"], r["raised"]], sort_keys=True)
         else:
@@ -329,7 +373,6 @@ def _apply_round(current: dict[str, str], run: Recording, new_failures: list[str
     by_test: dict[str, list[dict]] = {}
     for r in run.records:
         by_test.setdefault(r.get("test") or "", []).append(r)
-    _normalised([r for r in run.records if r.get("test") in new_failures], per_test=False)  # one assertion, one value
     plans: dict[str, dict[tuple[int, int], tuple[str, str, dict]]] = {}
     for nodeid in new_failures:
         if nodeid.startswith("collect:"):
@@ -344,7 +387,11 @@ def _apply_round(current: dict[str, str], run: Recording, new_failures: list[str
             span, old, new = plan_rewrite(current[rel], rec)
             if old == new:
                 raise DeriveError(f"{rel}:{rec['line']}: the expected operand already is {new}")
-            plans.setdefault(rel, {})[span] = (old, new, rec)
+            seen = plans.setdefault(rel, {}).get(span)
+            if seen is not None and seen[1] != new:
+                raise DeriveError(f"{rel}:{rec['line']}: one expected operand, two different actual values "
+                                  f"(a loop or a shared helper)")
+            plans[rel][span] = (old, new, rec)
     n = 0
     for rel, edits in plans.items():
         text = current[rel]

@@ -31,12 +31,29 @@ def test_only_the_expected_operands_change(tiny_project, recorder, fork_env):
     assert (tiny_project / TESTS).read_text() == TINY_TESTS                   # the snapshot is untouched
 
 
+def test_a_parametrized_expected_value_is_rewritten_in_its_case(tmp_path, recorder, fork_env):
+    tests = TINY_TESTS + '''
+
+@pytest.mark.parametrize("parts, expected", [(["a", "b"], "a,b"), (["c"], "c"),
+                                             pytest.param(["d", "e"], "d,e", id="de")])
+def test_cases(parts, expected):
+    assert join(parts) == expected
+'''
+    root = make_tiny_project(tmp_path / "p", tests=tests)
+    der = _derive(root, recorder, fork_env)
+    assert der.ok, der.reason
+    assert '-@pytest.mark.parametrize("parts, expected", [(["a", "b"], "a,b"), (["c"], "c"),' in der.diffs[TESTS]
+    assert '+@pytest.mark.parametrize("parts, expected", [(["a", "b"], "a;b"), (["c"], "c"),' in der.diffs[TESTS]
+    assert '+                                             pytest.param(["d", "e"], "d;e", id="de")])' in der.diffs[TESTS]
+    assert "    assert join(parts) == expected" in der.files[TESTS]
+
+
 def test_an_expected_value_that_is_no_literal_drops_the_task(tmp_path, recorder, fork_env):
     tests = TINY_TESTS.replace('    assert join(["a", "b"]) == "a,b"\n',
                                '    expected = "a,b"\n    assert join(["a", "b"]) == expected\n')
     root = make_tiny_project(tmp_path / "p", tests=tests)
     der = _derive(root, recorder, fork_env)
-    assert not der.ok and "neither side of the comparison is a literal" in der.reason
+    assert not der.ok and "neither side of the comparison is a literal" in der.reason, der.reason
 
 
 def test_one_assertion_with_two_values_drops_the_task(tmp_path, recorder, fork_env):
@@ -55,7 +72,7 @@ def test_helper_replaced():
 '''
     root = make_tiny_project(tmp_path / "p", tests=tests)
     der = _derive(root, recorder, fork_env)
-    assert not der.ok and "different values" in der.reason
+    assert not der.ok and "two different actual values" in der.reason, der.reason
 
 
 def test_unstable_values_drop_the_task(tiny_project, recorder, fork_env):

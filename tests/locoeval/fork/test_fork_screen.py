@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 from benchmarks.locoeval.fork.catalogue import CATALOGUE_VERSION, Target, propose
+from benchmarks.locoeval.fork.tests_derive import DERIVE_VERSION
 from benchmarks.locoeval.fork.screen import (STAGES, append_result, done_namespaces, loss_counts, static_filter,
                                              try_order, v2_namespaces)
 
 
 def _row(ns, status, stage, reason="", version=CATALOGUE_VERSION, project="P/p"):
     return {"namespace": ns, "status": status, "stage": stage, "reason": reason, "project_path": project,
-            "catalogue_version": version}
+            "catalogue_version": version, "derive_version": DERIVE_VERSION}
 
 
 def test_results_resume_and_count_losses_per_step(tmp_path):
