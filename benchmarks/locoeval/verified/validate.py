@@ -247,7 +247,7 @@ def validate(opts: ValidateOptions) -> tuple[list[str], int]:
 
         doc = target_docstring(blanked.get(rel, ""), _qualname(r.namespace, rel))
         targets = [(row.get("file"), row.get("signature_line")) for (sid, _), row in verification.items() if sid == s.id]
-        sib, where = view.siblings.most_similar(ref_body(root, r), skip=targets, exclude_files=hidden)
+        sib, where = view.siblings.most_similar(ref_body(root, r, s), skip=targets, exclude_files=hidden)
         kinds = set()
         lit_bad = []
         for iid, item in sorted(ver["items"].items()):
@@ -283,10 +283,11 @@ def validate(opts: ValidateOptions) -> tuple[list[str], int]:
             report(label, "docstring", not doc, "the target's docstring is in the snapshot the method sees")
         report(label, "sibling", sib < SIBLING_LIMIT, f"{where} has token similarity {sib:.2f}")
 
-    def ref_body(root: Path, r: Any) -> str:
+    def ref_body(root: Path, r: Any, s: Any) -> str:
         task = tasks[r.namespace]
-        entry = manifest.project(task.project_path)
-        return textwrap.dedent(reference_function(root, task, entry.task(r.namespace) if entry else None)["body"])
+        entry = manifest.for_repo_spec(s.repo_spec) or manifest.project(task.project_path)
+        hint = entry.task(r.namespace) if entry and s.repo.get("version") == entry.version else None
+        return textwrap.dedent(reference_function(root, task, hint)["body"])
 
     def one(job: tuple[Any, Any]) -> None:
         s, r = job
