@@ -81,16 +81,21 @@ def is_test_file(rel: str) -> bool:
 class ForkProject:
     """One manifest entry's snapshot, texts and exception classes (built once per screening)."""
 
-    def __init__(self, entry: Any, manifest: Any) -> None:
-        from benchmarks.deveval.providers import get_snapshot
-        from benchmarks.deveval.tasks import env_spec_for
-
+    def __init__(self, entry: Any, root: Path, env: Any) -> None:
         self.entry = entry
-        self.root = Path(get_snapshot(entry.repo_spec(), manifest=manifest))
+        self.root = Path(root)
         self.files = dict(text_files(self.root))
         self.text = SnapshotText(self.files)
         self.family = ExceptionFamily.of_files({k: v for k, v in self.files.items() if not is_test_file(k)})
-        self.env = env_spec_for(entry)
+        self.env = env
+
+    @classmethod
+    def of_entry(cls, entry: Any, manifest: Any) -> "ForkProject":
+        """The project of a manifest entry: its sdist snapshot and test environment."""
+        from benchmarks.deveval.providers import get_snapshot
+        from benchmarks.deveval.tasks import env_spec_for
+
+        return cls(entry, Path(get_snapshot(entry.repo_spec(), manifest=manifest)), env_spec_for(entry))
 
     def test_files(self, task: Any) -> list[str]:
         """Snapshot-relative paths of the files holding the task's tests."""
@@ -262,7 +267,7 @@ class Screener:
 
     def project(self, entry: Any) -> ForkProject:
         if entry.project_path not in self.projects:
-            self.projects[entry.project_path] = ForkProject(entry, self.manifest)
+            self.projects[entry.project_path] = ForkProject.of_entry(entry, self.manifest)
             self.recorder.prepare(self.projects[entry.project_path].env)
         return self.projects[entry.project_path]
 

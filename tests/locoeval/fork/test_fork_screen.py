@@ -73,3 +73,56 @@ def test_try_order_takes_kinds_in_turn():
 def test_v2_sites_are_read_from_the_shipped_set():
     names = v2_namespaces()
     assert len(names) == 241 and len(set(names)) == 241
+
+
+def _tiny_record(root, ns="tinyfork.mod.join", requirement="Join the parts."):
+    import ast as pyast
+
+    text = (root / "tinyfork" / "mod.py").read_text()
+    func = next(n for n in pyast.parse(text).body if isinstance(n, pyast.FunctionDef) and n.name == ns.rsplit(".", 1)[-1])
+    start = func.body[1].lineno if isinstance(func.body[0], pyast.Expr) else func.body[0].lineno
+    return {"namespace": ns, "type": "function", "project_path": "Tiny/tiny", "completion_path": "Tiny/tiny/tinyfork/mod.py",
+            "signature_position": [func.lineno, func.lineno], "body_position": [start, func.end_lineno],
+            "tests": ["tests/test_mod.py::test_join", "tests/test_mod.py::test_too_long",
+                      "tests/test_mod.py::TestJoin::test_equal"], "indent": 4,
+            "requirement": {"Functionality": requirement, "Arguments": ""}}
+
+
+def _screener(tmp_path, root, env, record):
+    from types import SimpleNamespace
+
+    from benchmarks.locoeval.fork.screen import ForkProject, ScreenOptions, Screener
+
+    entry = SimpleNamespace(project_path="Tiny/tiny", version="0", task=lambda ns: None)
+    s = Screener(ScreenOptions(out=tmp_path / "screen.jsonl", timeout=60, work_root=tmp_path / "work"))
+    s.records = {record["namespace"]: record}
+    s.projects["Tiny/tiny"] = ForkProject(entry, root, env)
+    return s, entry
+
+
+def test_a_task_of_the_tiny_project_is_screened_to_validated(tmp_path, tiny_project, fork_env):
+    rec = _tiny_record(tiny_project)
+    s, entry = _screener(tmp_path, tiny_project, fork_env, rec)
+    row = s.screen_task(entry, rec["namespace"])
+    assert row["status"] == "validated", row.get("reason")
+    assert row["stage"] == "validated" and row["test_scope"] == "files"
+    assert {c["kind"] for c in row["changes"]} <= {"bound", "strictness", "separator", "exception"}
+    assert 1 <= len(row["changes"]) <= 3
+    assert all(v["ok"] for v in row["checks"].values())
+    assert "tests/test_mod.py" in row["derivation"]["diffs"] and "tests/test_mod.py" in row["hidden_files"]
+    assert all(c["fork_text"] in row["fork_body"] for c in row["changes"] if c["kind"] != "order")
+
+
+def test_a_requirement_naming_every_public_value_stops_at_the_static_filter(tmp_path, fork_env):
+    from conftest import make_tiny_project
+
+    module = ('def join(parts):\n    """Join."""\n    return ",".join(parts)\n')
+    root = make_tiny_project(tmp_path / "p", module=module, tests="from tinyfork.mod import join\n\n\n"
+                             "def test_join():\n    assert join(['a']) == 'a'\n", other=None)
+    rec = _tiny_record(root, requirement="Joins the parts with ',' between them.")
+    rec["tests"] = ["tests/test_mod.py::test_join"]
+    s, entry = _screener(tmp_path, root, fork_env, rec)
+    row = s.screen_task(entry, rec["namespace"])
+    assert (row["status"], row["stage"]) == ("dropped", "screened")
+    assert row["reason"] == "every catalogue change fails a static filter"
+    assert row["static_dropped"] == {"requirement names the public value": 1}
