@@ -1,13 +1,15 @@
 """Provider batch submission of a run's exchange requests: submit, poll, collect (litellm's batch API).
 
-An exchange run writes each request it could not answer from the cache to
-``<run>/exchange/requests.jsonl`` in OpenAI's Batch input format (``custom_id``, ``method``,
-``url``, ``body``). :func:`submit` sends the requests not yet submitted or answered to the provider
-of a backbone (``conf/backbone/*.yaml``) as one batch: the body becomes the request that backbone's
-client would send (its model name, the backbone's ``extra`` and ``reasoning_max_tokens`` added,
-parameters mapped by litellm for the provider); :func:`collect` polls every batch, downloads the
-output and error files of finished ones into the exchange folder and hands the answered lines to
-the exchange's importer (answers enter the LLM cache; resuming the run continues its samples).
+An exchange run (:mod:`reconmem.platform.llm.exchange`: a backbone with an ``exchange`` node, e.g.
+``backbone=gpt5_mini +backbone.exchange.answered_by=...``) writes each request its cache cannot
+answer to ``<run>/exchange/requests.jsonl`` in OpenAI's Batch input format, as that backbone's
+client built it (its model string, max_tokens with the reasoning allowance, extras).
+:func:`submit` sends the waiting requests of that backbone (:func:`~.exchange.pending_requests`)
+not yet submitted to its provider as one batch, each body mapped to the provider's parameters by
+litellm (GPT-5: ``max_completion_tokens``, no temperature); :func:`collect` polls every batch,
+downloads the output and error files of finished ones into the exchange folder and imports the
+answered lines (:func:`~.exchange.import_batch_output`); re-running the run's command continues its
+pending samples from them.
 
 Nothing is paid twice. ``exchange/batches.json`` records every batch (submission id, batch id,
 provider, input file id, custom_ids, status, times, answers, failures, usage, cost at the batch
@@ -29,7 +31,7 @@ import fcntl
 import json
 import os
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -40,8 +42,6 @@ from reconmem.platform.llm.ledger import atomic_write_text
 from reconmem.platform.llm.pricing import Pricing, default_pricing, provider_of
 from reconmem.platform.llm.spec import BackboneSpec
 
-EXCHANGE_DIR = "exchange"
-REQUESTS_FILE = "requests.jsonl"
 STATE_FILE = "batches.json"
 LOCK_FILE = "batches.lock"
 ENDPOINT = "/v1/chat/completions"
@@ -53,7 +53,6 @@ SUBMITTING = "submitting"  # recorded before the batch is created; resolved from
 NOT_SUBMITTED = "not_submitted"  # the provider refused the upload or the batch: nothing was created
 SUBMISSION_KEY = "reconmem_submission"  # the batch metadata key naming our submission id
 
-Importer = Callable[[Path, Path], Any]
 
 
 class BatchError(ValueError):
@@ -135,6 +134,7 @@ class SubmitReport:
     resubmitted: int  # of ``submitted``: sent before in a batch that left them unanswered
     batch: BatchRecord | None = None
     resolved: list[str] = field(default_factory=list)  # earlier submissions found on the provider
+    other_models: list[str] = field(default_factory=list)  # waiting requests of other backbones, not sent
 
     def lines(self) -> list[str]:
         out = list(self.resolved)
@@ -145,6 +145,9 @@ class SubmitReport:
             again = f" ({self.resubmitted} unanswered before)" if self.resubmitted else ""
             out.append(f"submitted {self.submitted} request(s){again} to {self.batch.backbone} ({self.batch.model}): "
                        f"batch {self.batch.batch_id} {self.batch.status}; {self.skipped_in_flight} already in flight")
+        if self.other_models:
+            out.append(f"not sent: waiting requests of other models ({', '.join(self.other_models)}): submit them "
+                       "with their backbone, or answer them with python -m scripts.exchange import")
         return out
 
 
@@ -198,32 +201,19 @@ class BatchProvider:
         return out
 
 
-def provider_body(spec: BackboneSpec, body: Mapping[str, Any]) -> dict[str, Any]:
-    """The body ``spec``'s client would send for an exchange request body: its messages, tools, stop,
-    JSON mode, temperature and max_tokens (plus the backbone's ``reasoning_max_tokens``), the
-    backbone's ``extra``, mapped to the provider's parameters by litellm."""
-    from reconmem.platform.llm.providers import import_litellm, supports_response_format
+def provider_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A Batch input body as the exchange wrote it (the client's request: litellm model string,
+    ``max_tokens``, ``temperature``, tools, ``response_format``, stop, the backbone's extras) mapped
+    to the provider's parameters by litellm, as ``litellm.completion`` would send it."""
+    from reconmem.platform.llm.providers import import_litellm
 
     litellm = import_litellm()
-    model, provider, _, _ = litellm.get_llm_provider(spec.model)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BatchError("body.messages: expected a non-empty list")
-    max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or spec.max_output_tokens)
-    if spec.reasoning_max_tokens:
-        max_tokens += int(spec.reasoning_max_tokens)
-    params: dict[str, Any] = {
-        "max_tokens": max_tokens,
-        "temperature": float(body["temperature"]) if body.get("temperature") is not None else spec.temperature,
-        "tools": body.get("tools") or None, "stop": body.get("stop") or None,
-    }
-    json_mode = body.get("json_mode") or (body.get("response_format") or {}).get("type") == "json_object"
-    if json_mode and supports_response_format(spec.model):
-        params["response_format"] = {"type": "json_object"}
-    extra = dict(spec.extra or {})
-    extra_body = dict(extra.pop("extra_body", None) or {})
-    for key, value in extra.items():
-        params.setdefault(key, value)
+    model, provider, _, _ = litellm.get_llm_provider(str(body.get("model") or ""))
+    params = {k: v for k, v in body.items() if k not in ("model", "messages") and v is not None}
+    extra_body = dict(params.pop("extra_body", None) or {})
     mapped = litellm.get_optional_params(model=model, custom_llm_provider=provider, drop_params=True, **params)
     mapped.pop("stream", None)
     extra_body.update(mapped.pop("extra_body", None) or {})
@@ -231,35 +221,15 @@ def provider_body(spec: BackboneSpec, body: Mapping[str, Any]) -> dict[str, Any]
 
 
 # ------------------------------------------------------------------ the exchange folder
-def exchange_dir(run_dir: str | Path) -> Path:
+def exchange_folder(run_dir: str | Path) -> Path:
     """``<run_dir>/exchange`` (BatchError if the run wrote no requests)."""
-    path = Path(run_dir) / EXCHANGE_DIR
-    if not (path / REQUESTS_FILE).is_file():
-        raise BatchError(f"{path / REQUESTS_FILE}: no exchange requests (run with backbone=exchange first)")
+    from reconmem.platform.llm.exchange import REQUESTS, exchange_dir
+
+    path = exchange_dir(run_dir)
+    if not (path / REQUESTS).is_file():
+        raise BatchError(f"{path / REQUESTS}: no exchange requests (run with a backbone that has an exchange node, "
+                         "e.g. +backbone.exchange.answered_by=..., first)")
     return path
-
-
-def read_requests(path: Path) -> dict[str, dict[str, Any]]:
-    """The requests of an exchange ``requests.jsonl``: custom_id -> its line (a repeated custom_id
-    with the same body counts once; with another body it is an error naming the line)."""
-    out: dict[str, dict[str, Any]] = {}
-    with path.open(encoding="utf-8") as fh:
-        for n, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                line = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise BatchError(f"{path}:{n}: not JSON ({exc.msg})") from exc
-            cid = line.get("custom_id") if isinstance(line, dict) else None
-            if not isinstance(cid, str) or not cid:
-                raise BatchError(f"{path}:{n}: custom_id: expected a non-empty string")
-            if not isinstance(line.get("body"), dict):
-                raise BatchError(f"{path}:{n}: body: expected an object (custom_id {cid})")
-            if cid in out and out[cid]["body"] != line["body"]:
-                raise BatchError(f"{path}:{n}: custom_id {cid} repeated with another body")
-            out.setdefault(cid, line)
-    return out
 
 
 @contextmanager
@@ -288,42 +258,43 @@ def _short(exc: BaseException) -> str:
 
 
 # ------------------------------------------------------------------ submit
-def submit(run_dir: str | Path, spec: BackboneSpec, *, api_base: str | None = None,
-           answered: set[str] | None = None) -> SubmitReport:
-    """Send the run's requests without an answer and not in flight to ``spec``'s provider as one batch.
-    ``answered``: custom_ids answered outside batches (the exchange's own view), never sent."""
-    folder = exchange_dir(run_dir)
+def submit(run_dir: str | Path, spec: BackboneSpec, *, api_base: str | None = None) -> SubmitReport:
+    """Send the run's waiting requests of backbone ``spec`` (its model string) that are not in flight
+    to ``spec``'s provider as one batch (see the module doc)."""
+    from reconmem.platform.llm.exchange import pending_requests
+
+    folder = exchange_folder(run_dir)
     provider = BatchProvider.for_spec(spec, api_base)
     conn = provider.kwargs()
-    requests = read_requests(folder / REQUESTS_FILE)
     with _locked(folder) as state:
         resolved = _resolve_submitting(state, api_base)
-        done = state.answered() | set(answered or ())
-        pending = [cid for cid in requests if cid not in done]
+        waiting = pending_requests(run_dir)
+        mine = [r for r in waiting if r["line"]["body"].get("model") == spec.model]
+        others = sorted({str(r["line"]["body"].get("model")) for r in waiting} - {spec.model})
         blocked = state.blocked()
-        todo = [cid for cid in pending if cid not in blocked]
-        report = SubmitReport(pending=len(pending), skipped_in_flight=len(pending) - len(todo), submitted=len(todo),
-                              resubmitted=0, resolved=resolved)
+        todo = [r for r in mine if r["custom_id"] not in blocked]
+        report = SubmitReport(pending=len(mine), skipped_in_flight=len(mine) - len(todo), submitted=len(todo),
+                              resubmitted=0, resolved=resolved, other_models=others)
         if not todo:
-            report.submitted = 0
             return report
         sent_before = {cid for b in state.batches if b.status != NOT_SUBMITTED for cid in b.custom_ids}
-        report.resubmitted = sum(1 for cid in todo if cid in sent_before)
+        report.resubmitted = sum(1 for r in todo if r["custom_id"] in sent_before)
         submission = f"sub-{uuid.uuid4().hex[:12]}"
         lines = []
-        for cid in todo:
+        for r in todo:
             try:
-                body = provider_body(spec, requests[cid]["body"])
+                body = provider_body(r["line"]["body"])
             except BatchError as exc:
-                raise BatchError(f"{folder / REQUESTS_FILE}: custom_id {cid}: {exc}") from exc
-            lines.append(json.dumps({"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body},
+                raise BatchError(f"{folder / 'requests.jsonl'}: custom_id {r['custom_id']}: {exc}") from exc
+            lines.append(json.dumps({"custom_id": r["custom_id"], "method": "POST", "url": ENDPOINT, "body": body},
                                     ensure_ascii=False))
+        ids = [r["custom_id"] for r in todo]
         input_file = f"batch-{submission}-input.jsonl"
         atomic_write_text(folder / input_file, "\n".join(lines) + "\n")
         record = BatchRecord(submission=submission, backbone=spec.name, model=spec.model,
                              pricing_model=spec.pricing_model or spec.model, provider=provider.provider,
                              api_base=provider.api_base, api_key_env=provider.api_key_env, input_file=input_file,
-                             custom_ids=todo, submitted_at=_now(), updated_at=_now())
+                             custom_ids=ids, submitted_at=_now(), updated_at=_now())
         state.batches.append(record)
         state.save()  # before anything is created: a crash from here on is resolved, never re-sent
         litellm = _litellm()
@@ -402,7 +373,7 @@ def _resolve_submitting(state: BatchState, api_base: str | None) -> list[str]:
 # ------------------------------------------------------------------ poll / collect
 def poll(run_dir: str | Path, *, api_base: str | None = None) -> list[BatchRecord]:
     """Refresh the status of every batch not yet collected; the run's batch records."""
-    folder = Path(run_dir) / EXCHANGE_DIR
+    folder = exchange_folder(run_dir)
     with _locked(folder) as state:
         _poll(state, api_base)
         return list(state.batches)
@@ -417,16 +388,14 @@ def _poll(state: BatchState, api_base: str | None) -> None:
     state.save()
 
 
-def collect(run_dir: str | Path, *, api_base: str | None = None, importer: Importer | None = None,
-            pricing: Pricing | None = None) -> CollectReport:
+def collect(run_dir: str | Path, *, api_base: str | None = None, pricing: Pricing | None = None) -> CollectReport:
     """Poll every batch; for each finished one not yet collected, download its output and error files
-    into the exchange folder, import the answered requests (``importer(run_dir, answers_file)``, by
-    default the exchange's Batch-output import) and record the rest as unanswered with the reason."""
+    into the exchange folder, import the answered requests (:func:`~.exchange.import_batch_output`)
+    and record the rest as unanswered with the reason (provider error, HTTP status, import error)."""
     run_dir = Path(run_dir)
-    folder = run_dir / EXCHANGE_DIR
+    folder = exchange_folder(run_dir)
     if not (folder / STATE_FILE).is_file():
         raise BatchError(f"{folder / STATE_FILE}: no batches submitted for this run (python -m scripts.exchange submit RUN --backbone NAME)")
-    importer = importer or _exchange_importer()
     pricing = pricing or default_pricing()
     report = CollectReport()
     with _locked(folder) as state:
@@ -440,7 +409,7 @@ def collect(run_dir: str | Path, *, api_base: str | None = None, importer: Impor
                                     f"({len(record.custom_ids)} request(s), submitted {record.submitted_at})")
                 continue
             try:
-                _collect_one(run_dir, folder, record, api_base, importer, pricing)
+                _collect_one(run_dir, folder, record, api_base, pricing)
             except Exception as exc:  # noqa: BLE001 - the batch stays uncollected; collect again after fixing
                 report.errors.append(f"batch {record.batch_id}: not collected: {_short(exc)}")
                 state.save()
@@ -465,8 +434,9 @@ def _collected_line(record: BatchRecord) -> str:
     return line
 
 
-def _collect_one(run_dir: Path, folder: Path, record: BatchRecord, api_base: str | None, importer: Importer,
-                 pricing: Pricing) -> None:
+def _collect_one(run_dir: Path, folder: Path, record: BatchRecord, api_base: str | None, pricing: Pricing) -> None:
+    from reconmem.platform.llm.exchange import import_batch_output
+
     conn = BatchProvider.for_record(record, api_base).kwargs()
     litellm = _litellm()
     rows: list[tuple[str, int, dict[str, Any]]] = []
@@ -500,19 +470,28 @@ def _collect_one(run_dir: Path, folder: Path, record: BatchRecord, api_base: str
             usage = row["response"]["body"].get("usage") or {}
             tin += int(usage.get("prompt_tokens") or 0)
             tout += int(usage.get("completion_tokens") or 0)
-    for cid in record.custom_ids:
-        if cid not in good and cid not in failed:
-            failed[cid] = f"no answer in the batch's files (batch {record.status})"
     for cid in good:
         failed.pop(cid, None)
+    answered: list[str] = []
     if good:
         answers = folder / f"batch-{record.batch_id}-answers.jsonl"
+        ids = list(good)
         atomic_write_text(answers, "\n".join(good.values()) + "\n")
-        importer(run_dir, answers)
+        imported = import_batch_output(run_dir, answers)
+        answered = sorted(set(imported.imported) | set(imported.unchanged))
+        for error in imported.errors:  # "<file>:<line>: why": the line names the request
+            where = error[len(str(answers)) + 1:].split(":", 1)[0] if error.startswith(f"{answers}:") else ""
+            if where.isdigit() and 0 < int(where) <= len(ids):
+                failed[ids[int(where) - 1]] = f"answered but not imported: {error}"
+            else:
+                strays.append(error)
+    for cid in record.custom_ids:
+        if cid not in answered and cid not in failed:
+            failed[cid] = f"no answer in the batch's files (batch {record.status})"
     price = pricing.batch_price(record.pricing_model) or pricing.price(record.pricing_model)
-    record.answered = sorted(good)
+    record.answered = answered
     record.failed = failed
-    record.input_tokens, record.output_tokens = tin, tout
+    record.input_tokens, record.output_tokens = tin, tout  # every HTTP 200 answer is billed
     record.cost_usd = round(price.cost(tin, tout), 10)
     record.price_source = price.source
     if strays:
@@ -538,10 +517,3 @@ def _failure(row: Mapping[str, Any]) -> str | None:
     if not isinstance(body, Mapping) or not body.get("choices"):
         return "HTTP 200 without choices"
     return None
-
-
-def _exchange_importer() -> Importer:
-    """The exchange backbone's import of a Batch output JSONL into the run's LLM cache."""
-    from reconmem.platform.llm import exchange
-
-    return exchange.import_batch_output
