@@ -494,7 +494,7 @@ def eval_log(runs: RunSet, run: RunRecord, *, numbers: ReportNumbers | None = No
         for model, usage in s.model_usage.items():
             _add_usage(total, model, usage)
     n_done = sum(1 for s in samples if s.metadata.get("status") not in (rec.Status.MISSING.value, rec.Status.INTERRUPTED.value,
-                                                                   rec.Status.EXCLUDED.value)
+                                                                   rec.Status.PENDING.value, rec.Status.EXCLUDED.value)
                  and s.error is None)
     incomplete = any(s.metadata.get("missing") for s in samples) or run.summary.get("stopped")
     results = ilog.EvalResults(total_samples=len(samples), completed_samples=n_done,

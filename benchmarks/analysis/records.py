@@ -541,7 +541,7 @@ class RunSet:
                 mine = [s for s in selected if s.run.backbone == bb and s.run.method == m]
                 recorded = [s for s in merged if s.run.backbone == bb and s.run.method == m]
                 scored = [s for s in mine if s.scored and s.sample_id not in excluded]
-                unfinished = sum(1 for s in recorded if s.status == Status.INTERRUPTED.value) + sum(len(r.unfinished) for r in group)
+                unfinished = sum(1 for s in recorded if Status.parse(s.status).unfinished) + sum(len(r.unfinished) for r in group)
                 n_tasks = (sum(len(self.sample_tasks(s, known)) for s in scored)
                            if group[0].family == LOCOEVAL else None)
                 mine_excluded = sorted({s.sample_id for s in recorded if s.sample_id in excluded})

@@ -48,6 +48,13 @@ def demo_overrides(results: Path, cache: Path, method: str, run_id: str, *extra:
             f"cache.dir={cache}", "benchmark.progress=false", f"run.run_id={run_id}", *extra]
 
 
+def compose_run_dir(cfg: Any) -> Path:
+    """The run directory ``cfg`` writes."""
+    from benchmarks.harness import run_path
+
+    return run_path(cfg)
+
+
 def batch_output_line(request: dict[str, Any], n: int) -> dict[str, Any]:
     """The OpenAI Batch output line answering one pending request with the scripted reply."""
     body = request["line"]["body"]

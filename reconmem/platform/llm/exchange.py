@@ -309,6 +309,8 @@ def import_answers(run_dir: str | Path, path: str | Path | None = None) -> Impor
     (default: the run's ``exchange/answers/``)."""
     folder = ExchangeFolder(exchange_dir(run_dir))
     source = Path(path) if path is not None else folder.path / ANSWERS
+    if path is None and not source.exists():
+        return ImportReport()  # nothing answered in the folder yet
     if source.is_file() and source.suffix == ".jsonl":
         return _import_jsonl(folder, source)
     if source.is_file():
