@@ -237,3 +237,13 @@ def test_a_remapped_project_keeps_its_superseded_entry_resolvable_by_version(tmp
     assert len(man) == 1 and man.project(PROJECT).version == "0.2"
     assert man.for_repo_spec({"provider": "pypi", "name": "toyproj", "version": "0.3"}).version == "0.3"
     assert man.for_repo_spec({"provider": "pypi", "name": "toyproj", "version": "0.4"}) is None
+
+
+def test_every_reason_has_an_action_in_the_report(tmp_path):
+    assert set(project.REASONS) <= set(report.ACTIONS) | {"blank_passes"} and "blank_passes" in report.ACTIONS
+    state = {"project_path": PROJECT, "done": True, "status": "not_mapped", "reason": "needs_os_packages",
+             "numbers": {"os_packages": ["libkrb5-dev"], "build_error": "line one\nline | two"}}
+    rows = report.rows({PROJECT: state}, {PROJECT: 4}, {})
+    assert rows[0]["action"].startswith("apt-get install")
+    md = report.markdown(rows, report.summary(rows))
+    assert "line one line / two" in md and md.count("\n") == 5         # header, rule, one row, blank, summary

@@ -6,6 +6,27 @@ import json
 from collections import Counter
 from pathlib import Path
 
+# What a user can do about each reason a project is not mapped (one line each, in the report).
+ACTIONS = {
+    "not_on_pypi": "add the name it was published under to mapping/names.py, or map it with --git / --archive",
+    "no_sdist": "no sdist up to the cut-off: map it with --git or --archive",
+    "sdist_too_large": "every sdist exceeds the size limit: map it with --git or --archive",
+    "no_tests_in_sdist": "the sdists ship no tests: map it with --git (git_sources.json) or --archive",
+    "no_version_matches": "no release holds DevEval's lines: map it with --git or --archive",
+    "deps_do_not_resolve": "the requirements conflict on Python 3.11 (resolver_error): pin a compatible set by hand",
+    "deps_do_not_install": "a pinned requirement does not build on Python 3.11 (build_error)",
+    "needs_os_packages": "apt-get install the os_packages named, then re-run with --remap --projects <project>",
+    "too_heavy": "needs a GPU / deep-learning stack (heavy): outside this harness's sandboxes",
+    "needs_network": "its tests need the network at test time: not judgeable in a network-less sandbox",
+    "reference_fails": "the reference fails in the built environment (example_error): add the missing fix-up "
+                       "to the entry by hand",
+    "blank_passes": "the tests pass with a blank body: the tasks cannot judge a completion",
+    "not_in_archive": "the archive has no tree for it: check the archive's Source_Code layout",
+    "no_git_source": "add its repository URL to git_sources.json",
+    "git_unreachable": "the repository or commit cannot be fetched (error): check access to the URL",
+    "no_tests_in_history": "no commit up to the cut-off has the tests: map it with --archive",
+}
+
 
 def rows(states: dict[str, dict], all_counts: dict[str, int], shipped: dict[str, dict]) -> list[dict]:
     """One row per project of DevEval: mapped (shipped before or now), not mapped with a reason, or not run."""
@@ -14,7 +35,7 @@ def rows(states: dict[str, dict], all_counts: dict[str, int], shipped: dict[str,
         if project in shipped:
             e = shipped[project]
             out.append({"project_path": project, "n_tasks": n, "status": "mapped", "source": "shipped",
-                        "version": e["version"], "n_matched": e.get("n_matched"), "n_usable": e.get("n_usable"),
+                        "route": e.get("route", "sdist"), "version": e["version"], "n_matched": e.get("n_matched"), "n_usable": e.get("n_usable"),
                         "reason": None, "numbers": {}})
             continue
         st = states.get(project)
@@ -23,6 +44,8 @@ def rows(states: dict[str, dict], all_counts: dict[str, int], shipped: dict[str,
             continue
         entry = st.get("entry") or {}
         out.append({"project_path": project, "n_tasks": n, "status": st["status"], "source": "map_deveval",
+                    "route": entry.get("route") or (st.get("chosen") or {}).get("route", "sdist"),
+                    "action": ACTIONS.get(st.get("reason")) if st["status"] != "mapped" else None,
                     "version": entry.get("version") or (st.get("chosen") or {}).get("version"),
                     "n_matched": (st.get("numbers") or {}).get("n_matched"),
                     "n_usable": (st.get("numbers") or {}).get("n_usable", 0), "reason": st.get("reason"),
@@ -54,14 +77,14 @@ def summary(report_rows: list[dict]) -> dict:
 
 
 def markdown(report_rows: list[dict], summ: dict) -> str:
-    lines = ["| project | DevEval tasks | status | version | matched | usable | reason | numbers |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| project | DevEval tasks | status | version | matched | usable | reason | what to do | numbers |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in report_rows:
         nums = ", ".join(f"{k}={v}" for k, v in (r.get("numbers") or {}).items()
                          if k not in ("n_tasks", "n_matched", "n_usable"))
         lines.append(f"| {r['project_path']} | {r['n_tasks']} | {r['status']} | {r.get('version') or ''} | "
                      f"{'' if r.get('n_matched') is None else r['n_matched']} | {r.get('n_usable') or 0} | "
-                     f"{r.get('reason') or ''} | {nums.replace('|', '/')[:300]} |")
+                     f"{r.get('reason') or ''} | {r.get('action') or ''} | {nums.replace('|', '/').replace(chr(10), ' ')[:300]} |")
     lines += ["", f"**{summ['mapped']} of {summ['projects']} projects mapped, {summ['usable_tasks']} usable tasks.** "
               f"Not mapped by reason (projects): {summ['not_mapped_by_reason']}; tasks they hold: "
               f"{summ['tasks_lost_by_reason']}; not run yet: {summ['not_run']}."]
