@@ -599,8 +599,9 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
     k32 from its run's manifest / resolved config; ``budgets`` maps (backbone, method) to them,
     ``calibrated`` / ``tolerance`` from its calibration record), per backbone with an ablation run
     (the paper: Qwen3-235B only). The "CR-matched" label follows the achieved gap on these samples.
-    CR is over the samples every compared configuration (and Full) finished ok. With repeats:
-    mean ± sd over the repeats."""
+    Each subset compares the configurations over the samples all of them were scored on
+    (:func:`compared_samples`; the notes name the runs cut to them); CR is over those every compared
+    configuration (and Full) finished ok. With repeats: mean ± sd over the repeats."""
     methods = [reference, *ablations]
     budgets = budgets or {}
     present = set(tasks.loc[tasks["method"].isin(list(ablations)), "backbone"]) if not tasks.empty else set()
@@ -613,14 +614,13 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
     matched_rows: dict[str, list[str]] = {"matched": [], "unmatched": [], "uncalibrated": []}
     tolerances: set[float] = set()
     cut_notes: list[str] = []
-    all_tasks, all_samples = tasks, samples
     for bb in chosen:
         kept: set[str] = set()
         for s in subsets:
-            ids, cut = compared_rows(all_tasks, methods, [bb], s)
+            ids, cut = compared_rows(tasks, methods, [bb], s)
             kept |= ids[bb]
             cut_notes += [f"{s.capitalize()}, {line}" for line in cut]
-        tasks, samples = _within(all_tasks, {bb: kept}), _within(all_samples, {bb: kept})
+        bb_tasks, bb_samples = _within(tasks, {bb: kept}), _within(samples, {bb: kept})
         columns = [("Method", ""), ("Budgets", BUDGETS_HEADER)]
         for s in subsets:
             columns += [(s.capitalize(), "Pass@1"), (s.capitalize(), "p"), (s.capitalize(), "Err."),
@@ -628,7 +628,7 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
                         (s.capitalize(), "ΔCR p"), (s.capitalize(), "CR n")]
         per_repeat = []
         for r in repeats:
-            tr, sr = of_repeat(tasks, r), of_repeat(samples, r)
+            tr, sr = of_repeat(bb_tasks, r), of_repeat(bb_samples, r)
             common_r = {s: common_samples(sr, methods, bb, s) for s in subsets}
             cells_r = {}
             for m in methods:
@@ -665,8 +665,8 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
                 pcr = {"cr_diff": NAN, "cr_ci_low": NAN, "cr_ci_high": NAN, "cr_p_value": NAN, "cr_n_paired": 0}
                 if m != reference and has:
                     if not is_missing(delta):
-                        paired = _paired(tasks, m, reference, [bb], s, n_resamples, seed)
-                    pcr = _paired_cr(samples, m, reference, bb, s, common[s], n_resamples, seed)
+                        paired = _paired(bb_tasks, m, reference, [bb], s, n_resamples, seed)
+                    pcr = _paired_cr(bb_samples, m, reference, bb, s, common[s], n_resamples, seed)
                     tests.append([labels.method_label(m), s,
                                   fmt_mean_sd(delta, delta_sd, c["n_repeats"], fmt_delta),
                                   MISSING if is_missing(paired["paired_diff_pp"]) else
