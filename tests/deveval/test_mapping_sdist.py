@@ -226,7 +226,8 @@ def test_a_remapped_project_keeps_its_superseded_entry_resolvable_by_version(tmp
 
     old_states = {PROJECT: {"status": "mapped", "entry": entry("0.3")}}
     current = report.assemble_manifest([], {PROJECT: {"done": True, "status": "mapped", "entry": entry("0.2")}})
-    assert current[0]["route"] == "sdist"
+    assert current[0]["route"] == "sdist" and current[0]["release"] == {"name": "toyproj", "version": "0.2",
+                                                                         "filename": None}
     kept = report.superseded_manifest([], old_states, current)
     assert [(e["version"], e["superseded_by"]) for e in kept] == [("0.3", "0.2")]
     assert report.superseded_manifest(kept, old_states, current) == kept            # idempotent
@@ -247,3 +248,15 @@ def test_every_reason_has_an_action_in_the_report(tmp_path):
     assert rows[0]["action"].startswith("apt-get install")
     md = report.markdown(rows, report.summary(rows))
     assert "line one line / two" in md and md.count("\n") == 5         # header, rule, one row, blank, summary
+
+
+def test_entry_routes_are_checked_when_the_manifest_is_read():
+    from benchmarks.deveval.tasks import TaskDataError
+
+    base = {"project_path": PROJECT, "pypi_name": "toyproj", "version": "abc", "env_pip_install": []}
+    with pytest.raises(TaskDataError, match="entry 3: field 'route' must be sdist, archive or git"):
+        parse_project_entry({**base, "route": "ftp"}, "entry 3")
+    with pytest.raises(TaskDataError, match="field 'git' must be an object with string fields 'url' and 'commit'"):
+        parse_project_entry({**base, "route": "git", "git": {"url": "https://x"}}, "entry 3")
+    git = parse_project_entry({**base, "route": "git", "git": {"url": "https://x", "commit": "abc", "subdir": "py"}}, "e")
+    assert git.repo_spec() == {"provider": "git", "url": "https://x", "commit": "abc", "subdir": "py"}

@@ -92,12 +92,14 @@ def markdown(report_rows: list[dict], summ: dict) -> str:
 
 
 def assemble_manifest(shipped: list[dict], states: dict[str, dict]) -> list[dict]:
-    """The shipped entries unchanged and in their order, then every newly mapped project's entry by
-    project path. An entry without a ``route`` came from a PyPI sdist (``route: sdist``)."""
+    """The shipped entries in their order, then every newly mapped project's entry by project path.
+    An entry without a ``route`` came from a PyPI sdist: it gets ``route: sdist`` and its ``release``."""
     have = {e["project_path"] for e in shipped}
     new = [st["entry"] for p, st in sorted(states.items())
            if st.get("done") and st.get("status") == "mapped" and p not in have]
     return [e if "route" in e else {"project_path": e["project_path"], "route": "sdist",
+                                    "release": {"name": e["pypi_name"], "version": e["version"],
+                                                "filename": e.get("sdist_filename")},
                                     **{k: v for k, v in e.items() if k != "project_path"}}
             for e in list(shipped) + new]
 
