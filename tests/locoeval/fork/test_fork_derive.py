@@ -48,6 +48,46 @@ def test_cases(parts, expected):
     assert "    assert join(parts) == expected" in der.files[TESTS]
 
 
+def test_every_form_of_raises_gets_the_forks_class(tmp_path, recorder, fork_env):
+    tests = '''import unittest
+
+import pytest
+
+from tinyfork import mod
+from tinyfork.mod import TooLong, join
+
+
+class TestRaise(unittest.TestCase):
+    def test_context(self):
+        with self.assertRaises(mod.TooLong):
+            join(["a", "b", "c", "d"], limit=1)
+
+    def test_callable(self):
+        self.assertRaises(mod.TooLong, join, ["a", "b", "c", "d"], 1)
+
+
+def test_pytest_callable():
+    pytest.raises(mod.TooLong, join, ["a", "b", "c", "d"], limit=1)
+
+
+def test_pytest_match():
+    with pytest.raises(mod.TooLong, match="a"):
+        join(["a", "b", "c", "d"], limit=1)
+'''
+    root = make_tiny_project(tmp_path / "p", tests=tests, other=None)
+    fork = TINY_MODULE.replace("raise TooLong(parts)", "raise Empty(parts)")
+    der = _derive(root, recorder, fork_env, fork=fork)
+    assert der.ok, der.reason
+    added = [ln[1:].strip() for ln in der.diffs[TESTS].splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    assert sorted(added) == sorted(["with self.assertRaises(mod.Empty):", 'with pytest.raises(mod.Empty, match="a"):',
+                                    'self.assertRaises(mod.Empty, join, ["a", "b", "c", "d"], 1)',
+                                    'pytest.raises(mod.Empty, join, ["a", "b", "c", "d"], limit=1)'])
+    bare = tests.replace("self.assertRaises(mod.TooLong, join", "self.assertRaises(TooLong, join")
+    root = make_tiny_project(tmp_path / "q", tests=bare, other=None)
+    der = _derive(root, recorder, fork_env, fork=fork)
+    assert not der.ok and "cannot name the raised class tinyfork.mod.Empty" in der.reason
+
+
 def test_an_expected_value_that_is_no_literal_drops_the_task(tmp_path, recorder, fork_env):
     tests = TINY_TESTS.replace('    assert join(["a", "b"]) == "a,b"\n',
                                '    expected = "a,b"\n    assert join(["a", "b"]) == expected\n')
