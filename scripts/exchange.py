@@ -49,6 +49,9 @@ def parser() -> argparse.ArgumentParser:
                      help="a Batch output JSONL file, a directory of <id>.md files or one such file "
                           "(default: each run's exchange/answers/)")
     imp.set_defaults(func=_import)
+    from scripts import exchange_batch  # submit / collect: provider batch APIs
+
+    exchange_batch.add_parsers(sub)
     return p
 
 
