@@ -4,7 +4,7 @@ The stress recipe of the issue: four threads parse the project's own modules aft
 ``gc.set_threshold(50)``; each iteration leaves a cyclic object whose finalizer calls
 ``time.sleep(0)``, so a collection inside one thread's AST construction hands the GIL to another.
 With plain ``ast.parse`` (and plain ``traceback.format_exc``, which parses too) this fails with
-``SystemError: AST constructor recursion depth mismatch`` on 3.11.0–3.11.7; through
+``SystemError: AST constructor recursion depth mismatch`` on CPython 3.11 before 3.11.8; through
 :mod:`reconmem.platform.pyast` it cannot. ``python tests/core/test_pyast.py [tries]`` runs the same
 stress with the plain functions and prints how often it fails.
 """
@@ -103,7 +103,7 @@ def test_parsing_in_threads_under_the_issue_stress_never_fails(caplog):
     assert failures == []
     assert all(n > 0 for n in parses), parses
     # the lock alone kept the threads apart: no parse needed the retry
-    assert [r.getMessage() for r in caplog.records] == []
+    assert [r.getMessage() for r in caplog.records if r.name == pyast.__name__] == []
 
 
 def test_parse_and_literal_eval_match_the_standard_functions():
