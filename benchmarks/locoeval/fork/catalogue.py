@@ -38,6 +38,7 @@ from typing import Any
 
 from benchmarks.locoeval.verified.distractors import module_bindings, skip_constant
 from benchmarks.locoeval.verified.source import SourceText, dedent_body, one_line, parents_of
+from reconmem.platform import pyast
 
 KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "flag", "membership", "case", "sort",
          "encoding", "exception", "order")
@@ -110,7 +111,7 @@ class ExceptionFamily:
             if not rel.endswith(".py"):
                 continue
             try:
-                tree = ast.parse(text)
+                tree = pyast.parse(text)
             except (SyntaxError, ValueError):
                 continue
             for node in ast.walk(tree):
@@ -160,14 +161,14 @@ class Target:
     def __post_init__(self) -> None:
         self.src = SourceText(self.text)
         self.parents = parents_of(self.func)
-        self.bindings = module_bindings(ast.parse(self.text))
+        self.bindings = module_bindings(pyast.parse(self.text))
         self.lo, self.hi = self.src.starts[self.body_start - 1], self.src.starts[self.body_end]
 
     @classmethod
     def of_function(cls, text: str, qualname: str, **kw: Any) -> "Target":
         """The target named ``qualname`` (``Class.method`` or ``func``) of a module text; its body
         starts after the docstring."""
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
         node: ast.AST = tree
         for part in qualname.split("."):
             node = next(n for n in ast.iter_child_nodes(node)
@@ -692,7 +693,7 @@ def propose(t: Target, kinds: tuple[str, ...] = KINDS) -> list[ForkChange]:
             if ch.kind not in kinds or (ch.start, ch.end) in seen or ch.public_text == ch.fork_text:
                 continue
             try:
-                ast.parse("async def _f():\n" + _indent(apply_changes(t, [ch])))
+                pyast.parse("async def _f():\n" + _indent(apply_changes(t, [ch])))
             except (SyntaxError, CatalogueError):
                 continue
             seen.add((ch.start, ch.end))

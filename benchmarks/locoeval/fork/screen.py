@@ -24,13 +24,11 @@ where it stopped and a new version of either screens every task again (``retry_e
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
 import sys
 import time
-import traceback
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +41,7 @@ from benchmarks.locoeval.fork.tests_derive import (DERIVE_VERSION, RecordingExec
 from benchmarks.locoeval.fork.validate import ForkTask, fragment_hits, validate_fork, visible_finder
 from benchmarks.locoeval.verified.source import dedent_body
 from benchmarks.locoeval.verified.validity import SnapshotText, text_files, token_in_text
+from reconmem.platform import pyast
 
 STAGES = ("screened", "change_found", "tests_derived", "changes_observed", "validated")
 V2_DIR = Path(__file__).resolve().parents[1] / "verified" / "v2"
@@ -285,7 +284,7 @@ class Screener:
                 row = self.screen_task(entry, ns)
             except Exception as exc:  # noqa: BLE001 - recorded, the screening goes on
                 row = {"status": "error", "stage": None, "reason": f"{type(exc).__name__}: {exc}",
-                       "traceback": traceback.format_exc()[-3000:]}
+                       "traceback": pyast.format_exc()[-3000:]}
             row.update({"namespace": ns, "project_path": entry.project_path, "version": entry.version,
                         "source": source, "seconds": round(time.monotonic() - t0, 1),
                         "catalogue_version": CATALOGUE_VERSION, "derive_version": DERIVE_VERSION})
@@ -306,7 +305,7 @@ class Screener:
         rel = ref["file"]
         text = proj.files[rel]
         qual = _qualname(ns, rel)
-        func = find_function(ast.parse(text), qual)
+        func = find_function(pyast.parse(text), qual)
         if func is None or func.lineno != ref["signature_line"]:
             return {"status": "dropped", "stage": None, "reason": "function not found at the manifest's line"}
         target = Target(text, func, ref["body_start"], ref["body_end"], module_rel=rel, exceptions=proj.family)

@@ -37,6 +37,7 @@ from typing import Any
 from benchmarks.locoeval.fork.record_plugin import MARK, PLUGIN_MODULE, PLUGIN_SOURCE
 from benchmarks.sandbox.base import PASS, ExecutionJob, ExecutionOutcome
 from benchmarks.sandbox.local import LocalExecutor
+from reconmem.platform import pyast
 
 MAX_ROUNDS = 10
 DERIVE_VERSION = 2             # screening rows of an older derivation are screened again
@@ -131,14 +132,14 @@ class Derivation:
 
 def _literal(node: ast.AST) -> bool:
     try:
-        ast.literal_eval(node)
+        pyast.literal_eval(node)
         return True
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
 
 
 def _value_back(rec: dict[str, Any]) -> Any:
-    return ast.literal_eval(rec["repr"])
+    return pyast.literal_eval(rec["repr"])
 
 
 def _innermost(tree: ast.AST, line: int, kind: type | tuple) -> list[ast.AST]:
@@ -165,7 +166,7 @@ def _module_names(tree: ast.Module) -> set[str]:
 
 def plan_rewrite(text: str, rec: dict[str, Any]) -> tuple[tuple[int, int], str, str]:
     """``((start, end), old, new)``: the expected operand of the recorded assertion and its new text."""
-    tree = ast.parse(text)
+    tree = pyast.parse(text)
     line = rec["line"]
     if rec["kind"] in ("compare", "unittest"):
         if rec["kind"] == "compare":
@@ -400,7 +401,7 @@ def _apply_round(current: dict[str, str], run: Recording, new_failures: list[str
             der.rewrites.append(Rewrite(rel, rec["line"], rec.get("test") or "", rec["kind"], old, new))
             n += 1
         try:
-            ast.parse(text)
+            pyast.parse(text)
         except SyntaxError as exc:
             raise DeriveError(f"{rel}: the rewritten file does not parse ({exc})") from None
         current[rel] = text
