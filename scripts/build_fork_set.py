@@ -3,13 +3,15 @@
     python -m scripts.build_fork_set screen [--projects NAME ...] [--limit N] [--out FILE] [--timeout 120]
                                             [--v2-only] [--max-changes 3] [--max-tries 6] [--retry-errors]
     python -m scripts.build_fork_set counts [--out FILE]
+    python -m scripts.build_fork_set show NAMESPACE [--out FILE]
 
 ``screen`` appends one JSON line per task to ``--out`` (default ``<cache>/locoeval_fork/screen.jsonl``)
 and skips the tasks already there, so an interrupted screening resumes by running the same command.
 Candidates: the tasks of the verified set v2 with a consequential site first, then every usable
 task of the selected manifest projects (their DevEval records from v2's shipped copy, and from
 DevEval's data.jsonl -- ``--deveval-data`` or ``$RECONMEM_DEVEVAL_DATA`` -- when present).
-``counts`` prints how many tasks reached each step and why the others were lost.
+``counts`` prints how many tasks reached each step and why the others were lost; ``show`` prints a
+task's latest row for review: its changes with the user's statements, the test diffs, the checks.
 What, how and what remains: ``benchmarks/locoeval/fork/__init__.py``.
 """
 
@@ -42,16 +44,27 @@ def main(argv: list[str] | None = None) -> int:
     sc.add_argument("--work-root", type=Path, default=None, help="where the test runs' temporary trees go")
     co = sub.add_parser("counts", help="print the loss counts of a results file")
     co.add_argument("--out", type=Path, default=None, help="results file")
+    sh = sub.add_parser("show", help="print a task's latest row: changes, statements, test diffs, checks")
+    sh.add_argument("namespace")
+    sh.add_argument("--out", type=Path, default=None, help="results file")
     args = ap.parse_args(argv)
 
-    from benchmarks.locoeval.fork.screen import ScreenOptions, default_results_path, loss_counts, screen
+    from benchmarks.locoeval.fork.screen import (ScreenOptions, default_results_path, loss_counts, read_results,
+                                                 screen)
 
     out = args.out or default_results_path()
+    if args.command in ("counts", "show") and not out.is_file():
+        print(f"error: results file {out} not found (option --out)", file=sys.stderr)
+        return 2
     if args.command == "counts":
-        if not out.is_file():
-            print(f"error: results file {out} not found (option --out)", file=sys.stderr)
-            return 2
         print(json.dumps(loss_counts(out), indent=1))
+        return 0
+    if args.command == "show":
+        rows = [r for r in read_results(out) if r.get("namespace") == args.namespace]
+        if not rows:
+            print(f"error: no row for {args.namespace!r} in {out}", file=sys.stderr)
+            return 2
+        print(render_row(rows[-1]))
         return 0
     if args.max_changes < 1 or args.max_tries < 1:
         print("error: --max-changes and --max-tries must be at least 1", file=sys.stderr)
@@ -69,6 +82,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(json.dumps({"this_run": dict(counts), **loss_counts(out)}, indent=1))
     return 0
+
+
+def render_row(row: dict) -> str:
+    """A results row as text for review."""
+    lines = [f"{row['namespace']} ({row.get('project_path')} {row.get('version')}): {row.get('status')}, "
+             f"stage {row.get('stage')}" + (f" -- {row['reason']}" if row.get("reason") else "")]
+    for ch in row.get("changes", []):
+        lines += [f"  [{ch['kind']}] {ch['fragment']}  ->  {ch['fork_fragment']}",
+                  f"    statement: {ch['statement']}", f"    public:    {ch['public_statement']}",
+                  f"    revision:  {ch['revision']}"]
+    for name, check in (row.get("checks") or {}).items():
+        lines.append(f"  check {name}: {'ok' if check['ok'] else 'FAILED'} {json.dumps(check['detail'])}")
+    for path, diff in ((row.get("derivation") or {}).get("diffs") or {}).items():
+        lines += [f"  diff of {path}:", diff.rstrip("\n")]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

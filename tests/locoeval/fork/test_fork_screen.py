@@ -126,3 +126,25 @@ def test_a_requirement_naming_every_public_value_stops_at_the_static_filter(tmp_
     assert (row["status"], row["stage"]) == ("dropped", "screened")
     assert row["reason"] == "every catalogue change fails a static filter"
     assert row["static_dropped"] == {"requirement names the public value": 1}
+
+
+def test_the_script_counts_and_shows_rows_and_names_a_missing_file(tmp_path, capsys):
+    from scripts.build_fork_set import main
+
+    out = tmp_path / "screen.jsonl"
+    assert main(["counts", "--out", str(out)]) == 2
+    assert f"results file {out} not found (option --out)" in capsys.readouterr().err
+    row = {**_row("a.f", "validated", "validated"),
+           "changes": [{"kind": "sort", "fragment": "sorted(x)", "fork_fragment": "sorted(x, reverse=True)",
+                        "statement": "S", "public_statement": "P", "revision": "R"}],
+           "checks": {"fork_passes": {"ok": True, "detail": "pass, pass"}},
+           "derivation": {"diffs": {"tests/t.py": "--- a/tests/t.py\n+++ b/tests/t.py\n"}}}
+    append_result(out, row)
+    assert main(["counts", "--out", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["reached"]["validated"] == 1
+    assert main(["show", "a.f", "--out", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "[sort] sorted(x)  ->  sorted(x, reverse=True)" in shown and "check fork_passes: ok" in shown
+    assert "diff of tests/t.py:" in shown
+    assert main(["show", "b.g", "--out", str(out)]) == 2
+    assert "no row for 'b.g'" in capsys.readouterr().err
