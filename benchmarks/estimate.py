@@ -26,10 +26,12 @@ The model (documented in docs/api-runs.md):
    has a batch API here (:data:`reconmem.platform.llm.batch.SUPPORTED_PROVIDERS`) is priced at the
    provider's batch rate (:meth:`~reconmem.platform.llm.pricing.Pricing.batch_price`); the others
    stay direct, at their standard rate. A batch answers one call of each sample per cycle, so the
-   run needs as many cycles as the longest chain of sequential batched calls in one sample (its
-   units x batched calls per unit; a bracket run's calls are independent: one cycle), each taking
-   up to the provider's completion window (``run.batch_turnaround_hours`` overrides it); the
-   typical turnaround of conf/pricing.yaml ``batch:`` is printed beside it.
+   run needs as many cycles as the longest chain of sequential batched calls in one sample: its
+   units x the batched calls per unit other than task answers, plus one cycle for its task answers
+   (independent of each other, all asked in one cycle: the exchange's ``defer_tasks``; a bracket
+   run, tasks only, needs one cycle). Each cycle takes up to the provider's completion window
+   (``run.batch_turnaround_hours`` overrides it); the typical turnaround of conf/pricing.yaml
+   ``batch:`` is printed beside it.
 
 Known bias: linear in units. Full History's prompt grows with every turn, so samples much longer
 than the calibration samples cost more than estimated; calibrate on samples of typical length.
@@ -159,7 +161,7 @@ def estimate_run(cfg: Any, benchmark: Any, samples: Sequence[Any], *, calibratio
                            "skip_prep_replies": skip}
     batched = batch_roles(cfg)
     if bool((cfg.get("run") or {}).get("batch") or False):
-        est["batch"] = _batch_plan(cfg, batched, skip)
+        est["batch"] = _batch_plan(cfg, batched)
     if cal is None:
         est["units"] = sum(u for u in known if u is not None) if all(u is not None for u in known) else None
         est.update(calls=None, input_tokens=None, output_tokens=None, cost_usd=None)
@@ -169,7 +171,7 @@ def estimate_run(cfg: Any, benchmark: Any, samples: Sequence[Any], *, calibratio
     units = sum(u if u is not None else cal["units_per_sample"] for u in known)
     est["units"] = round(units, 1)
     totals = {"calls": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0, "standard_cost_usd": 0.0}
-    batched_per_unit = 0.0
+    sequential_per_unit, task_answers = 0.0, False
     for purpose, rate in cal["purposes"].items():
         role = backbone_option(purpose)
         calls = rate["calls_per_unit"] * units
@@ -177,8 +179,10 @@ def estimate_run(cfg: Any, benchmark: Any, samples: Sequence[Any], *, calibratio
         standard = _price(cfg, role)
         price = _price(cfg, role, batched=True) if role in batched else standard
         cost = price.cost(tin, tout)
-        if role in batched:
-            batched_per_unit += rate["calls_per_unit"]
+        if role in batched and is_task_answer(purpose):
+            task_answers = True
+        elif role in batched:
+            sequential_per_unit += rate["calls_per_unit"]
         est["purposes"][purpose] = {"role": role, "model": str((cfg.get(role) or cfg.backbone).model),
                                     "price_source": price.source, "calls": round(calls, 1), "batch": role in batched,
                                     "input_tokens": round(tin), "output_tokens": round(tout), "cost_usd": round(cost, 6)}
@@ -191,16 +195,17 @@ def estimate_run(cfg: Any, benchmark: Any, samples: Sequence[Any], *, calibratio
         est["batch"]["standard_cost_usd"] = round(totals["standard_cost_usd"], 6)
         if est["batch"]["roles"]:
             longest = max((u if u is not None else cal["units_per_sample"] for u in known), default=0)
-            _set_cycles(est["batch"], 1 if skip else max(1, round(longest * batched_per_unit)),
-                        longest_units=None if skip else round(longest, 1))
+            chain = round(longest * sequential_per_unit) + int(task_answers)
+            _set_cycles(est["batch"], max(1, chain), longest_units=round(longest, 1),
+                        task_cycle=task_answers, only_tasks=sequential_per_unit == 0)
     return est
 
 
-def _batch_plan(cfg: Any, batched: dict[str, Any], skip: bool) -> dict[str, Any]:
+def _batch_plan(cfg: Any, batched: dict[str, Any]) -> dict[str, Any]:
     """The batch part of an estimate before the cycles are known: roles, their provider's terms."""
     override = (cfg.get("run") or {}).get("batch_turnaround_hours")
     terms = next(iter(batched.values()), None)
-    plan: dict[str, Any] = {"roles": sorted(batched), "direct_roles": [], "cycles": None, "independent_calls": skip,
+    plan: dict[str, Any] = {"roles": sorted(batched), "direct_roles": [], "cycles": None,
                             "provider": terms and terms.provider, "source": terms and terms.source,
                             "window_hours": terms and terms.completion_window_hours,
                             "typical_hours": terms and terms.typical_turnaround_hours,
@@ -212,9 +217,20 @@ def _batch_plan(cfg: Any, batched: dict[str, Any], skip: bool) -> dict[str, Any]
     return plan
 
 
-def _set_cycles(plan: dict[str, Any], cycles: int, longest_units: float | None = None) -> None:
+def is_task_answer(purpose: str) -> bool:
+    """Whether ``purpose`` is a task answer (independent calls: one batch cycle answers all of a sample's)."""
+    from reconmem.platform.llm.purposes import Kind
+
+    entry = PURPOSES.get(purpose)
+    return entry is not None and entry.kind is Kind.TASK_ANSWER
+
+
+def _set_cycles(plan: dict[str, Any], cycles: int, longest_units: float | None = None, *, task_cycle: bool = True,
+                only_tasks: bool = True) -> None:
     plan["cycles"] = int(cycles)
     plan["longest_sample_units"] = longest_units
+    plan["task_cycle"] = task_cycle
+    plan["only_tasks"] = only_tasks
     plan["wall_hours"] = cycles * plan["turnaround_hours"]
     plan["typical_wall_hours"] = cycles * plan["typical_hours"]
 
@@ -261,9 +277,12 @@ def format_batch(batch: dict[str, Any]) -> list[str]:
     if batch["cycles"] is None:
         lines.append("  batch cycles: unknown until calibrated (one per sequential batched call of a sample)")
         return lines
-    why = ("a bracket run's calls are independent: one batch answers them all" if batch["independent_calls"] else
-           f"the longest chain of sequential batched calls in one sample, {batch['longest_sample_units']} steps; "
-           "each cycle answers one call per sample, then the run resumes")
+    if batch["only_tasks"]:
+        why = "task answers only, independent of each other: one batch answers them all"
+    else:
+        why = (f"the longest chain of sequential batched calls in one sample, {batch['longest_sample_units']} steps"
+               + (", its task answers in one cycle" if batch["task_cycle"] else "")
+               + "; each cycle answers one call per sample, then the run resumes")
     lines.append(f"  batch cycles: {batch['cycles']} ({why})")
     lines.append(f"  wall time: {batch['cycles']} x {batch['turnaround_hours']:g} h ({batch['turnaround_from']}) = "
                  f"up to {_duration(batch['wall_hours'])}; at the typical turnaround we assume, "

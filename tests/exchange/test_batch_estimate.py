@@ -15,11 +15,13 @@ from reconmem.platform.llm import default_pricing
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# a calibration as benchmarks.estimate.calibrate returns it (per unit: 1 reply, 2 memory calls, 1 mock-user turn)
+# a calibration as benchmarks.estimate.calibrate returns it (per unit: 1 reply, 2 memory calls, 1 mock-user
+# turn, 0.2 task answers)
 CALIBRATION = {"run": "calibration-run", "samples": 2, "units": 20, "units_per_sample": 10.0, "purposes": {
     "turn_generation": {"calls_per_unit": 1.0, "input_per_call": 2000.0, "output_per_call": 300.0},
     "memory_update": {"calls_per_unit": 2.0, "input_per_call": 1500.0, "output_per_call": 200.0},
     "mock_user": {"calls_per_unit": 1.0, "input_per_call": 1000.0, "output_per_call": 100.0},
+    "task_generation": {"calls_per_unit": 0.2, "input_per_call": 3000.0, "output_per_call": 400.0},
 }}
 
 
@@ -47,7 +49,7 @@ def test_batch_calls_are_priced_at_the_batch_rate_and_said_so():
     direct = estimate_run(cfg(batch=False), None, SAMPLES, calibration=CALIBRATION)
     batched = estimate_run(cfg(batch=True), None, SAMPLES, calibration=CALIBRATION)
     assert "batch" not in direct and "batch" not in format_estimate(direct)
-    for purpose in ("turn_generation", "memory_update"):  # gpt5_mini: OpenAI's batch API, half price
+    for purpose in ("turn_generation", "memory_update", "task_generation"):  # gpt5_mini: OpenAI's batch API, half price
         assert batched["purposes"][purpose]["cost_usd"] == pytest.approx(direct["purposes"][purpose]["cost_usd"] / 2)
         assert batched["purposes"][purpose]["price_source"] == "litellm batch" and batched["purposes"][purpose]["batch"]
     user = batched["purposes"]["mock_user"]  # Gemini as the mock user: no batch API here, standard rate
@@ -61,20 +63,24 @@ def test_batch_calls_are_priced_at_the_batch_rate_and_said_so():
 
 def test_cycles_are_the_longest_chain_of_batched_calls_and_wall_time_the_turnaround():
     est = estimate_run(cfg(batch=True), None, SAMPLES, calibration=CALIBRATION)
-    # the longest sample has 33 steps x 3 batched calls per step (the mock user's call is direct)
-    assert est["batch"]["cycles"] == 99 and est["batch"]["wall_hours"] == 99 * 24
+    # the longest sample has 33 steps x 3 sequential batched calls per step (the mock user's call is direct),
+    # and its task answers, independent of each other, take one more cycle
+    assert est["batch"]["cycles"] == 100 and est["batch"]["wall_hours"] == 100 * 24
     text = format_estimate(est)
-    assert "batch cycles: 99 (the longest chain of sequential batched calls in one sample, 33 steps" in text
-    assert "wall time: 99 x 24 h (completion window) = up to 2,376 h = 99.0 days" in text
-    assert "typical turnaround we assume, 1 h per cycle (not the provider's promise; conf/pricing.yaml): 99 h = 4.1 days" in text
+    assert ("batch cycles: 100 (the longest chain of sequential batched calls in one sample, 33 steps, its task "
+            "answers in one cycle") in text
+    assert "wall time: 100 x 24 h (completion window) = up to 2,400 h = 100.0 days" in text
+    assert "typical turnaround we assume, 1 h per cycle (not the provider's promise; conf/pricing.yaml): 100 h = 4.2 days" in text
     quick = estimate_run(cfg(batch=True, turnaround=0.5), None, SAMPLES, calibration=CALIBRATION)
-    assert "wall time: 99 x 0.5 h (run.batch_turnaround_hours) = up to 49.5 h = 2.1 days" in format_estimate(quick)
+    assert "wall time: 100 x 0.5 h (run.batch_turnaround_hours) = up to 50 h = 2.1 days" in format_estimate(quick)
 
 
 def test_a_bracket_run_needs_one_cycle():
-    est = estimate_run(cfg(batch=True, skip=True), None, SAMPLES, calibration=CALIBRATION)
+    tasks_only = {**CALIBRATION, "purposes": {"task_generation": {"calls_per_unit": 1.0, "input_per_call": 3000.0,
+                                                                  "output_per_call": 400.0}}}
+    est = estimate_run(cfg(batch=True, skip=True), None, SAMPLES, calibration=tasks_only)
     assert est["batch"]["cycles"] == 1 and est["batch"]["wall_hours"] == 24
-    assert "batch cycles: 1 (a bracket run's calls are independent" in format_estimate(est)
+    assert "batch cycles: 1 (task answers only, independent of each other: one batch answers them all)" in format_estimate(est)
     uncalibrated = estimate_run(cfg(batch=True, skip=True), None, SAMPLES)  # no run under results_dir
     assert uncalibrated["calibrated_from"] is None and uncalibrated["batch"]["cycles"] == 1
     assert "batch cycles: 1" in format_estimate(uncalibrated)
