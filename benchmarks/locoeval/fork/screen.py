@@ -263,6 +263,7 @@ class Screener:
         self.judge = build_executor({"name": "local", "timeout_s": opts.timeout, **work})
         self.recorder = RecordingExecutor(timeout_s=opts.timeout, **work)
         self.projects: dict[str, ForkProject] = {}
+        self.slow_files: set[tuple[str, str]] = set()     # (project, test file) whose whole run timed out
 
     def project(self, entry: Any) -> ForkProject:
         if entry.project_path not in self.projects:
@@ -316,9 +317,13 @@ class Screener:
                                "runs": 0}
         to = self.opts.timeout
         scope = list(test_files)
-        public = record_run(self.recorder, proj.root, proj.env, scope, {}, label=f"{ns} public", timeout_s=to)
-        row["runs"] += 1
-        if public.outcome.outcome == "timeout":      # whole files too slow: the task's own node ids
+        slow = any((entry.project_path, f) in self.slow_files for f in test_files)
+        if not slow:
+            public = record_run(self.recorder, proj.root, proj.env, scope, {}, label=f"{ns} public", timeout_s=to)
+            row["runs"] += 1
+            if public.outcome.outcome == "timeout":
+                self.slow_files |= {(entry.project_path, f) for f in test_files}
+        if slow or public.outcome.outcome == "timeout":      # whole files too slow: the task's own node ids
             scope = list(task.tests)
             public = record_run(self.recorder, proj.root, proj.env, scope, {}, label=f"{ns} public", timeout_s=to)
             row["runs"] += 1
