@@ -11,6 +11,12 @@ one fork value per site:
 | ``separator`` | a short punctuation string joined with, split on or concatenated | a conventional alternative (``,`` -> ``;``, ``&`` -> ``;``, ``:`` -> ``=``, ``-`` -> ``_`` ...) |
 | ``format`` | a date format (``%Y-%m-%d`` -> ``%d/%m/%Y``, ``T`` -> space), a float precision (``%.2f`` -> ``%.3f``), a zero-padded width (``%02d`` -> ``%03d``), the separator between two placeholders (``': '`` -> ``' - '``) | the variant |
 | ``default`` | the fallback of ``d.get(k, v)`` / ``d.pop(k, v)`` / ``getattr(o, n, v)`` / ``d.setdefault(k, v)`` | a number x2, a bool flipped |
+| ``flag`` | a ``True`` / ``False`` keyword argument | flipped |
+| ``membership`` | a literal collection of two or more constants tested with ``in`` / ``not in`` | its last element left out |
+| ``case`` | ``.lower()`` / ``.upper()`` | the other case |
+| ``sort`` | ``sorted(x)`` / ``x.sort()`` without ``reverse`` | ``reverse=True`` |
+| ``side`` | ``.split(sep, 1)`` / ``.partition`` / ``.find`` / ``.index`` | from the other end (``rsplit``, ``rpartition``, ``rfind``, ``rindex``) and back |
+| ``encoding`` | a text encoding name (``'utf-8'``, ``'ascii'``, ``'latin-1'`` ...) | another common one |
 | ``exception`` | the class a ``raise`` uses | a sibling class: same direct base, defined in the project and reachable from the module; builtins only ``ValueError`` -> ``TypeError`` under a type check |
 | ``order`` | two adjacent one-line call statements on different receivers, neither adding to an output (``append``, ``write``, ``add`` ...), with no data dependency between them | the two swapped |
 
@@ -41,8 +47,8 @@ from benchmarks.locoeval.verified.source import SourceText, dedent_body, one_lin
 from reconmem.platform import pyast
 
 KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "flag", "membership", "case", "sort",
-         "encoding", "exception", "order")
-CATALOGUE_VERSION = 3          # screening rows of an older catalogue are screened again
+         "side", "encoding", "exception", "order")
+CATALOGUE_VERSION = 4          # screening rows of an older catalogue are screened again
 FRAGMENT_CHARS = 110
 UNIT_FACTORS = {7, 8, 12, 16, 24, 32, 60, 64, 100, 128, 256, 255, 365, 1000, 1024, 3600, 86400, 1e3, 1e6, 1e9,
                 1000000, 1000000000, 0x7F, 0xFF, 0xFFFF, 65535, 65536}
@@ -551,6 +557,34 @@ def sort_changes(t: Target) -> list[ForkChange]:
     return out
 
 
+_SIDES = {"split": "rsplit", "rsplit": "split", "partition": "rpartition", "rpartition": "partition",
+          "find": "rfind", "rfind": "find", "index": "rindex", "rindex": "index"}
+
+
+def side_changes(t: Target) -> list[ForkChange]:
+    """``side``: the first occurrence taken from the other end (``split(sep, 1)`` -> ``rsplit(sep, 1)``,
+    ``partition`` -> ``rpartition``, ``find`` -> ``rfind``, ``index`` -> ``rindex``, and back)."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _SIDES
+                and t.inside(n) and n.func.lineno == n.func.end_lineno and n.args):
+            continue
+        name = n.func.attr
+        if name in ("split", "rsplit") and not (len(n.args) == 2 and isinstance(n.args[1], ast.Constant)
+                                                and n.args[1].value == 1):
+            continue                                  # without maxsplit=1 both ends give the same parts
+        if name in ("index", "rindex", "find", "rfind") and not (isinstance(n.args[0], ast.Constant)
+                                                                 and isinstance(n.args[0].value, str)):
+            continue                                  # list.index has no rindex: only string searches
+        new = _SIDES[name]
+        end = t.src.span(n.func)[1]
+        ch = _change(t, "side", n, new, f".{name}()", f".{new}()", span=(end - len(name), end),
+                     context=t.fragment_node(n))
+        if ch:
+            out.append(ch)
+    return out
+
+
 def encoding_changes(t: Target) -> list[ForkChange]:
     """``encoding``: a text encoding name passed or assigned (``'utf-8'`` -> ``'latin-1'``)."""
     out = []
@@ -646,7 +680,8 @@ def _logging_call(s: ast.Expr) -> bool:
 
 
 _PROPOSERS = (default_changes, scale_changes, bound_changes, strictness_changes, string_changes, flag_changes,
-              membership_changes, case_changes, sort_changes, encoding_changes, exception_changes, order_changes)
+              membership_changes, case_changes, sort_changes, side_changes, encoding_changes, exception_changes,
+              order_changes)
 
 
 def describe(change: ForkChange, fn: str) -> ForkChange:
@@ -672,13 +707,14 @@ def describe(change: ForkChange, fn: str) -> ForkChange:
         change.revision = (f"Correction for `{fn}`: it sorts in descending order in our code (`{ff}`), not in "
                            f"ascending order (`{pf}`) as I said earlier.")
         return change
-    what = {"flag": f"we pass `{fv}`", "case": f"it uses `{fv}` there", "sort": "it sorts in descending order",
+    what = {"flag": f"we pass `{fv}`", "case": f"it uses `{fv}` there", "side": f"it uses `{fv}` there", "sort": "it sorts in descending order",
             "encoding": f"we use the {fv} encoding", "scale": f"we use {fv} there", "bound": f"the bound is {fv} for us",
             "strictness": f"the comparison is `{fv}` for us", "separator": f"we use {fv} as the separator",
             "format": f"we format with {fv}", "default": f"the fallback is {fv} for us",
             "exception": f"it raises `{fv}` in our code"}[k]
     change.statement = f"A decision for `{fn}`: {what} -- `{ff}`."
-    noun = {"exception": "the class", "flag": "the flag", "case": "the call", "encoding": "the encoding"}.get(k, "the value")
+    noun = {"exception": "the class", "flag": "the flag", "case": "the call", "side": "the call",
+            "encoding": "the encoding"}.get(k, "the value")
     change.public_statement = f"For `{fn}`: it has `{pf}` ({noun} `{pv}`)."
     change.revision = f"Correction for `{fn}`: it is `{ff}` in our code ({fv}), not `{pf}` ({pv}) as I said earlier."
     return change

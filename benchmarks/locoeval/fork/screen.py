@@ -204,7 +204,7 @@ def requirement_prose(record: dict[str, Any]) -> str:
     return " ".join(str(req.get(k, "")) for k in ("Functionality", "Arguments"))
 
 
-NO_NAMED_VALUE = ("order", "strictness", "flag", "sort", "case")
+NO_NAMED_VALUE = ("order", "strictness", "flag", "sort", "case", "side")
 
 
 def public_token(ch: ForkChange) -> str | None:

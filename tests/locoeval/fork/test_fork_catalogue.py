@@ -156,6 +156,14 @@ def test_setting_kinds_flag_membership_case_sort_encoding():
     assert '"ftp"' in member.statement and '"ftp"' not in member.fork_fragment
 
 
+def test_side_takes_the_other_end_only_where_that_differs():
+    src = ("def f(line, items):\n    key, _, value = line.partition('=')\n    head = line.split(':', 1)\n"
+           "    parts = line.split(':')\n    at = line.find('#')\n    i = items.index(3)\n    return key, head, at\n")
+    kinds = _by_kind(propose(Target.of_function(src, "f")))
+    assert sorted(c.fork_fragment for c in kinds["side"]) == ["at = line.rfind('#')", "head = line.rsplit(':', 1)",
+                                                             "key, _, value = line.rpartition('=')"]
+
+
 def test_rich_comparison_methods_keep_their_operators():
     src = "class V:\n    def __lt__(self, other):\n        return self.size < other.size\n"
     assert [c for c in propose(Target.of_function(src, "V.__lt__")) if c.kind == "strictness"] == []
