@@ -232,3 +232,15 @@ def test_backbones_without_a_batch_api_and_runs_without_requests_are_one_line_er
         submit(tmp_path / "none", gpt5_mini(server.url))
     with pytest.raises(BatchError, match="no batches submitted"):
         collect(run)
+
+
+def test_collect_wait_polls_until_the_batch_finishes(server, run, capsys):
+    from scripts.exchange import main as exchange_main
+
+    run, ids = run
+    assert exchange_main(["submit", str(run), "--backbone", "gpt5_mini", "--api-base", server.url]) == 0
+    server.hold_polls = 3
+    assert exchange_main(["collect", str(run), "--wait", "--interval", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("1 batch(es) running; next poll in 0.01 s") == 3
+    assert "4 answer(s) imported, 0 unanswered, 0 batch(es) running" in out and set(answered(run)) == set(ids)

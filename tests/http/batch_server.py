@@ -3,6 +3,7 @@ replies are scripted (``fault_server.scripted_reply`` by default), not a model's
 
     server = BatchServer(api_key="sk-test").start()     # http://127.0.0.1:<port>/v1
     server.hold = True            # batches stay in_progress until released
+    server.hold_polls = 3         # ... or for the next 3 retrieves
     server.fail_ids = {"r2"}      # these custom_ids get a per-request 500 in the output file
     server.error_ids = {"r3"}     # these get an error line in the error file
     server.expire_after = 1       # the next batches answer 1 request, then expire (the rest: batch_expired)
@@ -49,6 +50,7 @@ class BatchServer:
         self.api_key = api_key
         self.model = model
         self.hold = False
+        self.hold_polls = 0
         self.fail_ids: set[str] = set()
         self.error_ids: set[str] = set()
         self.expire_after: int | None = None
@@ -140,7 +142,9 @@ class BatchServer:
                              errors={"object": "list", "data": [{"code": "invalid_request", "message": self.reject,
                                                                  "param": None, "line": 1}]})
                 return 200, batch
-        if batch["status"] == "in_progress" and not self.hold:
+        if batch["status"] == "in_progress" and self.hold_polls > 0:
+            self.hold_polls -= 1
+        elif batch["status"] == "in_progress" and not self.hold:
             self._process(batch)
         return 200, batch
 
