@@ -48,7 +48,7 @@ from reconmem.platform import pyast
 
 KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "flag", "membership", "case", "sort",
          "side", "encoding", "exception", "order")
-CATALOGUE_VERSION = 4          # screening rows of an older catalogue are screened again
+CATALOGUE_VERSION = 5          # screening rows of an older catalogue are screened again
 FRAGMENT_CHARS = 110
 UNIT_FACTORS = {7, 8, 12, 16, 24, 32, 60, 64, 100, 128, 256, 255, 365, 1000, 1024, 3600, 86400, 1e3, 1e6, 1e9,
                 1000000, 1000000000, 0x7F, 0xFF, 0xFFFF, 65535, 65536}
@@ -136,7 +136,8 @@ class ExceptionFamily:
         return any(self.is_exception(b, _seen | {name}) for _, bases in self.classes[name] for b in bases)
 
     def siblings(self, name: str) -> list[tuple[str, str]]:
-        """``[(sibling name, defining file)]``: project exception classes with the same first base."""
+        """``[(sibling name, defining file)]``: project exception classes with the same first base
+        (when that base is a builtin such as ``Exception``, only classes of the same file)."""
         if name not in self.classes or len(self.classes[name]) != 1:
             return []
         rel, bases = self.classes[name][0]
@@ -147,6 +148,8 @@ class ExceptionFamily:
             if other == name or len(defs) != 1:
                 continue
             o_rel, o_bases = defs[0]
+            if hasattr(builtins, bases[0]) and o_rel != rel:
+                continue
             if o_bases[:1] == bases[:1] and self.is_exception(other):
                 out.append((other, o_rel))
         out.sort(key=lambda s: (s[1] != rel, s[0]))     # same file first
@@ -177,8 +180,10 @@ class Target:
         tree = pyast.parse(text)
         node: ast.AST = tree
         for part in qualname.split("."):
-            node = next(n for n in ast.iter_child_nodes(node)
-                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part)
+            node = next((n for n in ast.iter_child_nodes(node)
+                         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part), None)
+            if node is None:
+                raise CatalogueError(f"no function {qualname!r} in the module (at {part!r})")
         body = node.body
         first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and \
             isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str) else body[0]

@@ -310,10 +310,6 @@ def unified_diffs(original: dict[str, str], rewritten: dict[str, str]) -> dict[s
             for rel in sorted(rewritten) if rewritten[rel] != original[rel]}
 
 
-def _failed_in(failed: list[str], files: list[str]) -> list[str]:
-    return [f for f in failed if f.split("::", 1)[0] in files or f.startswith("collect:")]
-
-
 def derive_tests(*, executor: RecordingExecutor, root: Path, env: Any, target_file: str, fork_text: str,
                  test_files: list[str], timeout_s: float | None = None,
                  public: Recording | None = None, test_ids: list[str] | None = None) -> Derivation:

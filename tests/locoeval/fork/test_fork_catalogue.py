@@ -89,9 +89,11 @@ def test_statements_name_the_fork_value_and_only_the_revision_both():
 
 
 def test_exception_sibling_needs_the_same_base_and_a_name_the_module_binds():
-    fam = ExceptionFamily.of_files({"m.py": MODULE, "other.py": "class Stray(KeyError):\n    pass\n"})
-    assert fam.siblings("TooLong") == [("Empty", "m.py")]
+    fam = ExceptionFamily.of_files({"m.py": MODULE, "other.py": "class Stray(KeyError):\n    pass\n\n\n"
+                                    "class Far(Error):\n    pass\n\n\nclass Loose(Exception):\n    pass\n"})
+    assert fam.siblings("TooLong") == [("Empty", "m.py"), ("Far", "other.py")]
     assert fam.siblings("Stray") == []
+    assert fam.siblings("Error") == []                   # Exception is a builtin base: same file only
     plain = MODULE.replace("if not isinstance(url, str):", "if not url:")
     t = Target.of_function(plain, "fetch", exceptions=ExceptionFamily.of_files({"m.py": plain}))
     assert [c.fork_text for c in propose(t) if c.kind == "exception"] == ["Empty"]  # no ValueError -> TypeError
@@ -116,6 +118,11 @@ def test_several_changes_apply_together_and_overlaps_are_refused():
     assert overlapping(bound, strict)
     with pytest.raises(CatalogueError):
         apply_to_text(MODULE, [sep, sep])
+
+
+def test_an_unknown_function_is_a_clear_error():
+    with pytest.raises(CatalogueError, match="no function 'nope'"):
+        Target.of_function(MODULE, "nope")
 
 
 def test_a_change_refuses_a_text_that_is_not_its_release():
