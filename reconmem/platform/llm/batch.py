@@ -54,7 +54,6 @@ NOT_SUBMITTED = "not_submitted"  # the provider refused the upload or the batch:
 SUBMISSION_KEY = "reconmem_submission"  # the batch metadata key naming our submission id
 
 
-
 class BatchError(ValueError):
     """A batch cannot be submitted or collected; the message is one line naming the file or option."""
 
@@ -128,7 +127,7 @@ class BatchState:
 class SubmitReport:
     """What :func:`submit` did."""
 
-    pending: int  # requests in requests.jsonl without an answer
+    pending: int  # the backbone's waiting requests (exchange.pending_requests of its model)
     skipped_in_flight: int  # pending but already in a batch not yet collected
     submitted: int
     resubmitted: int  # of ``submitted``: sent before in a batch that left them unanswered
