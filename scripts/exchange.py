@@ -17,8 +17,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchmarks.exchange import import_into, import_lines, status_lines, waiting
-from benchmarks.records.files import RecordError
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
+from benchmarks.exchange import import_into, import_lines, status_lines, waiting  # noqa: E402
+from benchmarks.records.files import RecordError  # noqa: E402
 
 
 def _status(args: argparse.Namespace) -> int:

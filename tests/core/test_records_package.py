@@ -18,9 +18,11 @@ def test_status_meanings():
     final = {s.value for s in Status if s.final}
     assert final == {"ok", "judge_error", "init_failed", "docker_unavailable", "excluded"}
     assert {s.value for s in Status if s.excluded} == {"init_failed", "docker_unavailable", "excluded"}
-    assert {s.value for s in Status if s.scored} == {"ok", "error", "interrupted", "missing", "judge_error"}
-    assert [sample_class({"status": s}) for s in ("ok", "error", "judge_error", "interrupted", "init_failed")] == [
-        "ok", "errored", "errored", "missing", "excluded"]
+    assert {s.value for s in Status if s.scored} == {"ok", "error", "interrupted", "pending", "missing", "judge_error"}
+    assert {s.value for s in Status if s.unfinished} == {"interrupted", "pending", "missing"}
+    assert [sample_class({"status": s}) for s in ("ok", "error", "judge_error", "interrupted", "pending",
+                                                  "init_failed")] == ["ok", "errored", "errored", "missing", "missing",
+                                                                      "excluded"]
     assert sample_class({"status": "ok", "excluded_reason": "init_failed"}) == "excluded"
     with pytest.raises(ValueError, match="unknown status 'weird'"):
         Status.parse("weird")
