@@ -97,3 +97,28 @@ def test_the_shipped_batch_terms_name_their_source():
     terms = default_pricing().batch_terms["openai"]
     assert terms.rate == 0.5 and terms.completion_window_hours == 24 and terms.typical_turnaround_hours > 0
     assert "platform.openai.com/docs/guides/batch" in terms.source
+
+
+def test_batch_price_order_and_a_malformed_batch_section(tmp_path):
+    from reconmem.platform.llm.pricing import BatchTerms, Pricing, PricingError, load_batch_terms
+
+    openai = BatchTerms("openai", 0.5, 24, 1, "test")
+    pricing = Pricing({"openai/priced": {"input_per_mtok": 2.0, "output_per_mtok": 8.0},
+                       "openai/both": {"input_per_mtok": 2.0, "output_per_mtok": 8.0,
+                                       "batch_input_per_mtok": 0.3, "batch_output_per_mtok": 0.9}},
+                      batch_terms={"openai": openai})
+    both = pricing.batch_price("openai/both")
+    assert (both.source, both.cost(10**6, 10**6)) == ("pricing.yaml batch", pytest.approx(1.2))
+    rated = pricing.batch_price("openai/priced")  # the file's price x the provider's rate, not litellm's
+    assert rated.source == "batch rate 0.5 x pricing.yaml" and rated.cost(10**6, 10**6) == pytest.approx(5.0)
+    listed = pricing.batch_price("openai/gpt-5-mini")
+    assert listed.source == "litellm batch" and listed.cost(10**6, 10**6) == pytest.approx(1.125)
+    assert pricing.batch_price("deepseek/deepseek-chat") is None  # no batch terms, none listed
+    assert Pricing({}, batch_terms={}).batch_price("openai/priced") is None
+    bad = tmp_path / "pricing.yaml"
+    bad.write_text("batch:\n  openai: {rate: 0.5}\n")
+    with pytest.raises(PricingError, match=r"pricing.yaml: batch.openai: give rate, completion_window_hours"):
+        load_batch_terms(bad)
+    bad.write_text("batch:\n  openai: {rate: 2, completion_window_hours: 24, typical_turnaround_hours: 1, source: x}\n")
+    with pytest.raises(PricingError, match=r"batch.openai: expected 0 < rate <= 1"):
+        load_batch_terms(bad)
