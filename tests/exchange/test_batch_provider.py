@@ -244,3 +244,12 @@ def test_collect_wait_polls_until_the_batch_finishes(server, run, capsys):
     out = capsys.readouterr().out
     assert out.count("1 batch(es) running; next poll in 0.01 s") == 3
     assert "4 answer(s) imported, 0 unanswered, 0 batch(es) running" in out and set(answered(run)) == set(ids)
+
+
+def test_a_large_submission_is_split_at_the_providers_file_limits(server, run):
+    run, ids = run
+    report = submit(run, gpt5_mini(server.url), max_requests=3)
+    assert [len(b.custom_ids) for b in report.batches] == [3, 1] and len(server.batches) == 2
+    assert "batch batch-" in report.lines()[0] and "(3, validating)" in report.lines()[0]
+    collect(run)
+    assert set(answered(run)) == set(ids) and max(server.received.values()) == 1

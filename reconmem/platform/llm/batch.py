@@ -5,7 +5,7 @@ An exchange run (:mod:`reconmem.platform.llm.exchange`: a backbone with an ``exc
 answer to ``<run>/exchange/requests.jsonl`` in OpenAI's Batch input format, as that backbone's
 client built it (its model string, max_tokens with the reasoning allowance, extras).
 :func:`submit` sends the waiting requests of that backbone (:func:`~.exchange.pending_requests`)
-not yet submitted to its provider as one batch, each body mapped to the provider's parameters by
+not yet submitted to its provider as one batch (split at the provider's file limits), each body mapped to the provider's parameters by
 litellm (GPT-5: ``max_completion_tokens``, no temperature); :func:`collect` polls every batch,
 downloads the output and error files of finished ones into the exchange folder and imports the
 answered lines (:func:`~.exchange.import_batch_output`); re-running the run's command continues its
@@ -52,6 +52,9 @@ FINISHED = ("completed", "expired", "failed", "cancelled")
 SUBMITTING = "submitting"  # recorded before the batch is created; resolved from the provider's list
 NOT_SUBMITTED = "not_submitted"  # the provider refused the upload or the batch: nothing was created
 SUBMISSION_KEY = "reconmem_submission"  # the batch metadata key naming our submission id
+# OpenAI's limits of one batch input file: 50,000 requests, 200 MB (kept below it)
+MAX_REQUESTS = 50_000
+MAX_BYTES = 190 * 2**20
 
 
 class BatchError(ValueError):
@@ -131,19 +134,25 @@ class SubmitReport:
     skipped_in_flight: int  # pending but already in a batch not yet collected
     submitted: int
     resubmitted: int  # of ``submitted``: sent before in a batch that left them unanswered
-    batch: BatchRecord | None = None
+    batches: list[BatchRecord] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)  # earlier submissions found on the provider
     other_models: list[str] = field(default_factory=list)  # waiting requests of other backbones, not sent
 
+    @property
+    def batch(self) -> BatchRecord | None:
+        """The first batch created (None: nothing submitted)."""
+        return self.batches[0] if self.batches else None
+
     def lines(self) -> list[str]:
         out = list(self.resolved)
-        if self.batch is None:
+        if not self.batches:
             out.append(f"nothing to submit: {self.pending} request(s) without an answer, "
                        f"{self.skipped_in_flight} of them in a batch not yet collected")
         else:
             again = f" ({self.resubmitted} unanswered before)" if self.resubmitted else ""
-            out.append(f"submitted {self.submitted} request(s){again} to {self.batch.backbone} ({self.batch.model}): "
-                       f"batch {self.batch.batch_id} {self.batch.status}; {self.skipped_in_flight} already in flight")
+            made = ", ".join(f"{b.batch_id} ({len(b.custom_ids)}, {b.status})" for b in self.batches)
+            out.append(f"submitted {self.submitted} request(s){again} to {self.batches[0].backbone} "
+                       f"({self.batches[0].model}): batch {made}; {self.skipped_in_flight} already in flight")
         if self.other_models:
             out.append(f"not sent: waiting requests of other models ({', '.join(self.other_models)}): submit them "
                        "with their backbone, or answer them with python -m scripts.exchange import")
@@ -257,9 +266,11 @@ def _short(exc: BaseException) -> str:
 
 
 # ------------------------------------------------------------------ submit
-def submit(run_dir: str | Path, spec: BackboneSpec, *, api_base: str | None = None) -> SubmitReport:
+def submit(run_dir: str | Path, spec: BackboneSpec, *, api_base: str | None = None,
+           max_requests: int = MAX_REQUESTS, max_bytes: int = MAX_BYTES) -> SubmitReport:
     """Send the run's waiting requests of backbone ``spec`` (its model string) that are not in flight
-    to ``spec``'s provider as one batch (see the module doc)."""
+    to ``spec``'s provider: one batch, or several of at most ``max_requests`` lines and ``max_bytes``
+    (see the module doc)."""
     from reconmem.platform.llm.exchange import pending_requests
 
     folder = exchange_folder(run_dir)
@@ -278,49 +289,61 @@ def submit(run_dir: str | Path, spec: BackboneSpec, *, api_base: str | None = No
             return report
         sent_before = {cid for b in state.batches if b.status != NOT_SUBMITTED for cid in b.custom_ids}
         report.resubmitted = sum(1 for r in todo if r["custom_id"] in sent_before)
-        submission = f"sub-{uuid.uuid4().hex[:12]}"
-        lines = []
+        chunks: list[list[tuple[str, str]]] = [[]]
+        size = 0
         for r in todo:
             try:
                 body = provider_body(r["line"]["body"])
             except BatchError as exc:
                 raise BatchError(f"{folder / 'requests.jsonl'}: custom_id {r['custom_id']}: {exc}") from exc
-            lines.append(json.dumps({"custom_id": r["custom_id"], "method": "POST", "url": ENDPOINT, "body": body},
-                                    ensure_ascii=False))
-        ids = [r["custom_id"] for r in todo]
-        input_file = f"batch-{submission}-input.jsonl"
-        atomic_write_text(folder / input_file, "\n".join(lines) + "\n")
-        record = BatchRecord(submission=submission, backbone=spec.name, model=spec.model,
-                             pricing_model=spec.pricing_model or spec.model, provider=provider.provider,
-                             api_base=provider.api_base, api_key_env=provider.api_key_env, input_file=input_file,
-                             custom_ids=ids, submitted_at=_now(), updated_at=_now())
-        state.batches.append(record)
-        state.save()  # before anything is created: a crash from here on is resolved, never re-sent
-        litellm = _litellm()
-        try:
-            uploaded = litellm.create_file(file=(input_file, (folder / input_file).read_bytes()), purpose="batch", **conn)
-        except Exception as exc:  # noqa: BLE001 - an upload creates no batch: nothing to pay
-            record.status, record.message, record.updated_at = NOT_SUBMITTED, f"upload failed: {_short(exc)}", _now()
-            state.save()
-            raise BatchError(f"{spec.name}: uploading {folder / input_file} failed: {_short(exc)}") from exc
-        record.input_file_id, record.updated_at = str(uploaded.id), _now()
-        state.save()
-        try:
-            batch = litellm.create_batch(completion_window="24h", endpoint=ENDPOINT, input_file_id=record.input_file_id,
-                                         metadata={SUBMISSION_KEY: submission}, max_retries=0, **conn)
-        except Exception as exc:  # noqa: BLE001 - maybe created: left 'submitting', resolved from the provider's list
-            status = getattr(exc, "status_code", None)
-            if isinstance(status, int) and 400 <= status < 500:  # refused: no batch exists
-                record.status, record.message = NOT_SUBMITTED, f"batch refused: {_short(exc)}"
-            else:
-                record.message = f"creating the batch got no answer ({_short(exc)}); the next submit or collect looks it up"
-            record.updated_at = _now()
-            state.save()
-            raise BatchError(f"{spec.name}: {record.message}") from exc
-        _update(record, batch)
-        state.save()
-        report.batch = record
+            line = json.dumps({"custom_id": r["custom_id"], "method": "POST", "url": ENDPOINT, "body": body},
+                              ensure_ascii=False)
+            if chunks[-1] and (len(chunks[-1]) >= max_requests or size + len(line.encode()) + 1 > max_bytes):
+                chunks.append([])
+                size = 0
+            chunks[-1].append((r["custom_id"], line))
+            size += len(line.encode()) + 1
+        for chunk in chunks:
+            report.batches.append(_send(folder, state, spec, provider, conn, chunk))
         return report
+
+
+def _send(folder: Path, state: BatchState, spec: BackboneSpec, provider: BatchProvider, conn: dict[str, Any],
+          lines: list[tuple[str, str]]) -> BatchRecord:
+    """Upload ``lines`` ((custom_id, Batch input line)) and create their batch, recording each step first."""
+    submission = f"sub-{uuid.uuid4().hex[:12]}"
+    input_file = f"batch-{submission}-input.jsonl"
+    atomic_write_text(folder / input_file, "".join(line + "\n" for _, line in lines))
+    record = BatchRecord(submission=submission, backbone=spec.name, model=spec.model,
+                         pricing_model=spec.pricing_model or spec.model, provider=provider.provider,
+                         api_base=provider.api_base, api_key_env=provider.api_key_env, input_file=input_file,
+                         custom_ids=[cid for cid, _ in lines], submitted_at=_now(), updated_at=_now())
+    state.batches.append(record)
+    state.save()  # before anything is created: a crash from here on is resolved, never re-sent
+    litellm = _litellm()
+    try:
+        uploaded = litellm.create_file(file=(input_file, (folder / input_file).read_bytes()), purpose="batch", **conn)
+    except Exception as exc:  # noqa: BLE001 - an upload creates no batch: nothing to pay
+        record.status, record.message, record.updated_at = NOT_SUBMITTED, f"upload failed: {_short(exc)}", _now()
+        state.save()
+        raise BatchError(f"{spec.name}: uploading {folder / input_file} failed: {_short(exc)}") from exc
+    record.input_file_id, record.updated_at = str(uploaded.id), _now()
+    state.save()
+    try:
+        batch = litellm.create_batch(completion_window="24h", endpoint=ENDPOINT, input_file_id=record.input_file_id,
+                                     metadata={SUBMISSION_KEY: submission}, max_retries=0, **conn)
+    except Exception as exc:  # noqa: BLE001 - maybe created: left 'submitting', resolved from the provider's list
+        status = getattr(exc, "status_code", None)
+        if isinstance(status, int) and 400 <= status < 500:  # refused: no batch exists
+            record.status, record.message = NOT_SUBMITTED, f"batch refused: {_short(exc)}"
+        else:
+            record.message = f"creating the batch got no answer ({_short(exc)}); the next submit or collect looks it up"
+        record.updated_at = _now()
+        state.save()
+        raise BatchError(f"{spec.name}: {record.message}") from exc
+    _update(record, batch)
+    state.save()
+    return record
 
 
 def _update(record: BatchRecord, batch: Any) -> None:
