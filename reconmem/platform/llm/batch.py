@@ -5,11 +5,11 @@ An exchange run (:mod:`reconmem.platform.llm.exchange`: a backbone with an ``exc
 answer to ``<run>/exchange/requests.jsonl`` in OpenAI's Batch input format, as that backbone's
 client built it (its model string, max_tokens with the reasoning allowance, extras).
 :func:`submit` sends the waiting requests of that backbone (:func:`~.exchange.pending_requests`)
-not yet submitted to its provider as one batch (split at the provider's file limits), each body mapped to the provider's parameters by
-litellm (GPT-5: ``max_completion_tokens``, no temperature); :func:`collect` polls every batch,
-downloads the output and error files of finished ones into the exchange folder and imports the
-answered lines (:func:`~.exchange.import_batch_output`); re-running the run's command continues its
-pending samples from them.
+not yet submitted to its provider as one batch (split at the provider's file limits), each body
+mapped to the provider's parameters by litellm (GPT-5: ``max_completion_tokens``, no temperature);
+:func:`collect` polls every batch, downloads the output and error files of finished ones into the
+exchange folder and imports the answered lines (:func:`~.exchange.import_batch_output`); re-running
+the run's command continues its pending samples from them.
 
 Nothing is paid twice. ``exchange/batches.json`` records every batch (submission id, batch id,
 provider, input file id, custom_ids, status, times, answers, failures, usage, cost at the batch
