@@ -49,7 +49,8 @@ from typing import Any
 
 from benchmarks import records
 from benchmarks.records import Family, RunDir, Status
-from benchmarks.harness import ConfigError, DataError, embedder_settings, retriever_spec, with_retriever_identity
+from benchmarks.harness import (ConfigError, DataError, embedder_settings, retriever_spec, run_path,
+                                with_retriever_identity)
 from benchmarks.runs import provenance, run_pool
 from benchmarks.roles import ROLE_OPTIONS
 from benchmarks.task import Benchmark, RunEnv
@@ -331,8 +332,7 @@ def _recorded_spend(sample: records.SampleDir) -> float:
 
 
 def _run_dir(cfg: Any) -> RunDir:
-    return RunDir.at(cfg.run.results_dir, str(cfg.benchmark.name), str(cfg.backbone.name), str(cfg.method.name),
-                     str(cfg.run.run_id))
+    return RunDir(run_path(cfg))
 
 
 def run_one(bench: Benchmark, sample: Any, env: RunEnv, run_dir: RunDir, *,

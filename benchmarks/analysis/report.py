@@ -276,7 +276,7 @@ def validity_lines(runs: RunSet) -> list[str]:
              "failing after the run's retries) counts its tasks as failed (LoCoEval) or the issue as incorrect (CAB); "
              "missing = selected but no finished record (no result.json, or interrupted): counted as failed the same "
              "way, and the tables mark the method incomplete (‡); an excluded sample is out for every method alike; "
-             "unfinished = sample folders without result.json and interrupted records (resume the run); repeats = "
+             "unfinished = sample folders without result.json, interrupted and pending records (resume the run); repeats = "
              "run.repeat runs (counts are over all repeats). Tables 1 and 6 compare the methods of a row over the "
              "samples every one of them was scored on (the intersection of their runs' selections; their notes name "
              "the runs cut to it); CR is against Full History under the method's own code retriever.", ""]
