@@ -260,3 +260,19 @@ def test_entry_routes_are_checked_when_the_manifest_is_read():
         parse_project_entry({**base, "route": "git", "git": {"url": "https://x"}}, "entry 3")
     git = parse_project_entry({**base, "route": "git", "git": {"url": "https://x", "commit": "abc", "subdir": "py"}}, "e")
     assert git.repo_spec() == {"provider": "git", "url": "https://x", "commit": "abc", "subdir": "py"}
+
+
+def test_package_imports_are_the_unconditional_module_level_ones(tmp_path):
+    from benchmarks.deveval.mapping.requirements import package_imports
+
+    pkg = tmp_path / "src" / "toyproj"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import sortedcollections\nfrom . import core\n")
+    (pkg / "core.py").write_text("import os\nimport sys\nif sys.version_info > (3,):\n    import babel.dates\n"
+                                 "try:\n    import ujson\nexcept ImportError:\n    ujson = None\n"
+                                 "def f():\n    import numpy\n")
+    (pkg / "sub" / "m.py").write_text("from tzlocal import get_localzone\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("import hypothesis\n")
+    assert package_imports(tmp_path, ["src/toyproj/core.py"], "src") == {"sortedcollections", "os", "sys", "babel",
+                                                                         "tzlocal"}

@@ -43,6 +43,7 @@ from reconmem.platform.downloads import DownloadError
 from . import match, pypi, trees
 from .requirements import (PYTEST_SPEC, ResolveError, declared_requirements, fixes_from_log, heavy,
                            imported_modules, install_os_packages, local_modules, missing_os_packages,
+                           package_imports,
                            obsolete_runner, os_packages_from_build_log, resolve, third_party, unpin_runner)
 
 # DevEval's release: arXiv 2405.19856 v1 (2024-05-30; the data went up on GitHub on 2024-06-20).
@@ -343,7 +344,7 @@ def _specs(info: dict) -> list[str]:
     """The requirement specs of the current attempt (optional test extras included or not; the
     test runner's pins lifted after an obsolete-runner fix-up)."""
     extra = info["declared_test"] + info["from_imports"] if info["extras"] else info["imports_without_extras"]
-    specs = [PYTEST_SPEC] + info["declared_install"] + extra + info["fixes"]
+    specs = [PYTEST_SPEC] + info["declared_install"] + info.get("from_source_imports", []) + extra + info["fixes"]
     return unpin_runner(specs) if info["runner_unpinned"] else specs
 
 
@@ -358,9 +359,12 @@ def _build_environment(job: ProjectJob, rel, root: Path, matched: list[match.Tas
     install = [s for s in dec.install if re.sub(r"[-_.]+", "-", re.split(r"[<>=!~;\[ ]", s)[0]).lower() not in own]
     modules = imported_modules(root, test_files)
     local = local_modules(root, pythonpath) | set(job.names)
+    source = package_imports(root, sorted({t.file_in_project for t in mtasks}), pythonpath)
     info = job.state.setdefault("requirements", {
         "declared_install": install, "declared_test": dec.test,
         "from_imports": third_party(modules, local, install + dec.test),
+        "from_source_imports": third_party(source - modules, local, install + dec.test + list(
+            third_party(modules, local, install + dec.test))),
         "sources": dec.sources, "pytest_plugin": dec.pytest_plugin, "fixes": [], "os_requirements": [],
         "rounds": []})
     info.setdefault("imports_without_extras", third_party(modules, local, install))

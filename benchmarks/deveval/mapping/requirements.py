@@ -331,6 +331,38 @@ def imported_modules(root: Path, test_files: list[str]) -> set[str]:
     return mods
 
 
+def package_imports(root: Path, task_files: list[str], pythonpath: str = ".") -> set[str]:
+    """Top-level modules the project's own packages import unconditionally (module level, outside
+    ``try``), for the packages that hold the task files: what importing them needs even when the
+    metadata computes its requirements at build time."""
+    base = (root / pythonpath).resolve()
+    packages: set[Path] = set()
+    for rel in task_files:
+        path = (root / rel).resolve()
+        try:
+            parts = path.relative_to(base).parts
+        except ValueError:
+            continue
+        packages.add(base / parts[0] if len(parts) > 1 else path)
+    mods: set[str] = set()
+    for pkg in packages:
+        for f in ([pkg] if pkg.suffix == ".py" else sorted(pkg.rglob("*.py"))):
+            try:
+                tree = ast.parse(f.read_text(errors="replace"))
+            except (SyntaxError, ValueError, OSError):
+                continue
+            body = list(tree.body)
+            while body:
+                node = body.pop(0)
+                if isinstance(node, ast.If):              # e.g. version checks; `try` bodies stay optional
+                    body += node.body + node.orelse
+                elif isinstance(node, ast.Import):
+                    mods |= {a.name.split(".")[0] for a in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    mods.add(node.module.split(".")[0])
+    return mods
+
+
 def third_party(mods: set[str], local: set[str], declared: list[str]) -> list[str]:
     """Distribution specs for the imported modules that are neither stdlib, local nor declared."""
     have = {_name(s) for s in declared}
