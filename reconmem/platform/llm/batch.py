@@ -113,7 +113,8 @@ class BatchState:
             data = json.loads(path.read_text(encoding="utf-8"))
             return cls(path, [BatchRecord(**row) for row in data.get("batches") or []])
         except (json.JSONDecodeError, TypeError, AttributeError) as exc:
-            raise BatchError(f"{path}: unreadable batch state ({exc}); it records what was paid: repair it, do not delete it") from exc
+            raise BatchError(f"{path}: unreadable batch state ({exc}); it records what was paid: "
+                             "repair it, do not delete it") from exc
 
     def save(self) -> None:
         atomic_write_text(self.path, json.dumps({"batches": [asdict(b) for b in self.batches]}, indent=1) + "\n")
@@ -198,7 +199,8 @@ class BatchProvider:
         if self.api_key_env:
             key = os.environ.get(self.api_key_env)
             if not key:
-                raise BatchError(f"the provider's API key variable {self.api_key_env} is not set: export {self.api_key_env}=...")
+                raise BatchError(f"the provider's API key variable {self.api_key_env} is not set: "
+                                 f"export {self.api_key_env}=...")
         else:
             key = "EMPTY" if self.api_base else None  # never forward an unrelated provider key to a custom server
         out: dict[str, Any] = {"custom_llm_provider": self.provider}
@@ -358,7 +360,8 @@ def _update(record: BatchRecord, batch: Any) -> None:
     errors = getattr(batch, "errors", None)
     data = getattr(errors, "data", None) if errors is not None else None
     if data:
-        record.message = "; ".join(f"line {getattr(e, 'line', None)}: {getattr(e, 'code', None)}: {getattr(e, 'message', '')}"
+        record.message = "; ".join(f"line {getattr(e, 'line', None)}: {getattr(e, 'code', None)}: "
+                                   f"{getattr(e, 'message', '')}"
                                    for e in data)[:500]
     record.updated_at = _now()
 
@@ -417,7 +420,8 @@ def collect(run_dir: str | Path, *, api_base: str | None = None, pricing: Pricin
     run_dir = Path(run_dir)
     folder = exchange_folder(run_dir)
     if not (folder / STATE_FILE).is_file():
-        raise BatchError(f"{folder / STATE_FILE}: no batches submitted for this run (python -m scripts.exchange submit RUN --backbone NAME)")
+        raise BatchError(f"{folder / STATE_FILE}: no batches submitted for this run "
+                         "(python -m scripts.exchange submit RUN --backbone NAME)")
     pricing = pricing or default_pricing()
     report = CollectReport()
     with _locked(folder) as state:
