@@ -2,6 +2,8 @@
 
     python -m scripts.exchange status RUN [--paths]       # waiting requests per run and sample
     python -m scripts.exchange import RUN [FILE|DIR]      # answers: Batch output JSONL, or <id>.md files
+    python -m scripts.exchange submit RUN --backbone NAME # to the provider's batch API (scripts/exchange_batch.py)
+    python -m scripts.exchange collect RUN [--wait]       # poll the batches, import the finished ones' answers
 
 RUN is a run directory (``results/<benchmark>/<backbone>/<method>/<run_id>``) or a directory above
 several (every run with an exchange folder below it). ``import`` without FILE|DIR reads each run's
@@ -40,7 +42,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The command line (subcommands: status, import)."""
+    """The command line (subcommands: status, import, submit, collect)."""
     p = argparse.ArgumentParser(prog="python -m scripts.exchange", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     status = sub.add_parser("status", help="what waits for an answer, per run and sample")
