@@ -24,6 +24,10 @@ import signal
 import sys
 from pathlib import Path
 
+from reconmem.platform.offline_env import set_offline_env
+
+set_offline_env()
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.build_fork_set", description=__doc__,
