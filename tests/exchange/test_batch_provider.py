@@ -193,10 +193,26 @@ def test_a_lost_create_answer_is_found_on_the_provider_not_sent_again(server, ru
     with pytest.raises(BatchError, match="got no answer"):
         submit(run, spec)
     assert BatchState.load(exchange_dir(run)).batches[0].status == SUBMITTING
+    for _ in range(3):  # later batches of another client push it to the provider's second page
+        server.create_batch({"input_file_id": server.add_file(b"", "batch")["id"], "endpoint": "/v1/chat/completions",
+                             "completion_window": "24h"})
+    server.page_size = 2
     again = submit(run, spec)
     assert again.batch is None and again.skipped_in_flight == 4
     assert "found batch" in again.resolved[0]
-    assert len(server.batches) == 1 and max(server.received.values()) == 1
+    assert len(server.batches) == 4 and max(server.received.values()) == 1
+
+
+def test_an_unreachable_provider_sends_nothing_and_keeps_the_state(server, run):
+    run, ids = run
+    spec = gpt5_mini(server.url)
+    server.hold, server.lose_create = True, True
+    with pytest.raises(BatchError):
+        submit(run, spec)
+    with pytest.raises(BatchError, match="cannot list the provider's batches to find it"):
+        submit(run, gpt5_mini("http://127.0.0.1:9/v1"), api_base="http://127.0.0.1:9/v1")
+    assert [b.status for b in BatchState.load(exchange_dir(run)).batches] == [SUBMITTING]
+    assert len(server.batches) == 1
 
 
 def test_the_api_key_comes_from_the_backbones_variable(server, run, monkeypatch):

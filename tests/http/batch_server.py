@@ -9,6 +9,7 @@ replies are scripted (``fault_server.scripted_reply`` by default), not a model's
     server.expire_after = 1       # the next batches answer 1 request, then expire (the rest: batch_expired)
     server.reject = "bad input"   # the next batches fail validation (status failed, nothing answered)
     server.lose_create = True     # the next batch is created but its HTTP answer is lost (connection closed)
+    server.page_size = 2          # GET /v1/batches pages (limit, after, has_more)
     ...
     server.received   # Counter: custom_id -> times it arrived in a created batch
     server.paid       # Counter: custom_id -> times it was answered with a 200 (what the provider bills)
@@ -29,6 +30,7 @@ import json
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -56,6 +58,7 @@ class BatchServer:
         self.expire_after: int | None = None
         self.reject: str | None = None
         self.lose_create = False
+        self.page_size = 100  # batches per page of GET /v1/batches (at most the request's limit)
         self.files: dict[str, dict[str, Any]] = {}
         self.contents: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
@@ -230,9 +233,14 @@ def _make_handler(server: BatchServer) -> type[BaseHTTPRequestHandler]:
             elif parts[:2] == ["v1", "batches"] and len(parts) == 3:
                 self._send(*server.retrieve(parts[2]))
             elif parts == ["v1", "batches"]:
+                query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+                limit = min(int((query.get("limit") or ["20"])[0]), server.page_size)
                 data = sorted(server.batches.values(), key=lambda b: b["id"], reverse=True)
-                self._send(200, {"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
-                                 "last_id": data[-1]["id"] if data else None, "has_more": False})
+                if query.get("after"):
+                    data = [b for b in data if b["id"] < query["after"][0]]
+                page = data[:limit]
+                self._send(200, {"object": "list", "data": page, "first_id": page[0]["id"] if page else None,
+                                 "last_id": page[-1]["id"] if page else None, "has_more": len(data) > limit})
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 

@@ -377,12 +377,13 @@ def _resolve_submitting(state: BatchState, api_base: str | None) -> list[str]:
             record.status, record.message, record.updated_at = NOT_SUBMITTED, "upload did not finish", _now()
             notes.append(f"submission {record.submission}: the upload did not finish; its requests are submittable")
             continue
-        conn = BatchProvider.for_record(record, api_base).kwargs()
-        found = None
-        for batch in _litellm().list_batches(limit=100, **conn).data:
-            if (getattr(batch, "metadata", None) or {}).get(SUBMISSION_KEY) == record.submission:
-                found = batch
-                break
+        try:
+            found = _find_submission(record, BatchProvider.for_record(record, api_base).kwargs())
+        except BatchError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - unknown whether it exists: keep it 'submitting', send nothing
+            raise BatchError(f"submission {record.submission}: cannot list the provider's batches to find it "
+                             f"({_short(exc)}); nothing sent, try again") from exc
         if found is not None:
             _update(record, found)
             record.message = None
@@ -393,6 +394,21 @@ def _resolve_submitting(state: BatchState, api_base: str | None) -> list[str]:
     if notes:
         state.save()
     return notes
+
+
+def _find_submission(record: BatchRecord, conn: dict[str, Any]) -> Any:
+    """The provider's batch whose metadata names ``record``'s submission (newest first, pages followed
+    back to an hour before it was recorded), or None."""
+    since = datetime.fromisoformat(record.submitted_at).timestamp() - 3600 if record.submitted_at else 0
+    after = None
+    while True:
+        page = _litellm().list_batches(limit=100, after=after, **conn)
+        for batch in page.data:
+            if (getattr(batch, "metadata", None) or {}).get(SUBMISSION_KEY) == record.submission:
+                return batch
+        if not page.data or not getattr(page, "has_more", False) or (page.data[-1].created_at or 0) < since:
+            return None
+        after = page.data[-1].id
 
 
 # ------------------------------------------------------------------ poll / collect
@@ -409,7 +425,10 @@ def _poll(state: BatchState, api_base: str | None) -> None:
     for record in state.batches:
         if record.collected_at is None and record.batch_id and record.status in RUNNING:
             conn = BatchProvider.for_record(record, api_base).kwargs()
-            _update(record, _litellm().retrieve_batch(batch_id=record.batch_id, **conn))
+            try:
+                _update(record, _litellm().retrieve_batch(batch_id=record.batch_id, **conn))
+            except Exception as exc:  # noqa: BLE001 - unreachable now: the batch keeps its last status
+                record.message = f"last poll failed: {_short(exc)}"
     state.save()
 
 
@@ -432,7 +451,8 @@ def collect(run_dir: str | Path, *, api_base: str | None = None, pricing: Pricin
             if record.status not in FINISHED:
                 report.running += 1
                 report.lines.append(f"batch {record.batch_id or record.submission}: {record.status} "
-                                    f"({len(record.custom_ids)} request(s), submitted {record.submitted_at})")
+                                    f"({len(record.custom_ids)} request(s), submitted {record.submitted_at})"
+                                    + (f"; {record.message}" if record.message else ""))
                 continue
             try:
                 _collect_one(run_dir, folder, record, api_base, pricing)
