@@ -52,6 +52,9 @@ def _submit(args: argparse.Namespace) -> int:
         report = submit(run.path, spec, api_base=args.api_base)
         print(f"{run.path}:")
         print("\n".join(f"  {line}" for line in report.lines()))
+        named = (run.manifest_file() or {}).get("answered_by")
+        if report.batches and named:  # the tables label the run with it: it should name the model
+            print(f"  the run's manifest names who answered: {named} (backbone.exchange.answered_by)")
     print("then: python -m scripts.exchange collect RUN (add --wait to poll until the batches finish)")
     return 0
 

@@ -54,6 +54,7 @@ def test_a_run_answered_through_the_batch_api_finishes_and_pays_each_request_onc
         waiting = pending_requests(run_dir)
         purposes.update({json.dumps(r["line"]["body"]["messages"]): str(r["purpose"]) for r in waiting})
         assert exchange_main(["submit", str(run_dir), "--backbone", "gpt5_mini", "--api-base", server.url]) == 0
+        assert "the run's manifest names who answered: {'backbone': 'gpt-5-mini, batch stand-in'}" in capsys.readouterr().out
         assert exchange_main(["collect", str(run_dir)]) == 0
         out = capsys.readouterr().out
         assert f"{len(waiting)} answer(s) imported, 0 unanswered" in out and "at the batch rate" in out
