@@ -483,13 +483,15 @@ def _backbone_settings(cfg: Any, models: Mapping[str, Any]) -> dict[str, Any]:
 
 def _answered_by(cfg: Any, models: Mapping[str, Any]) -> dict[str, str]:
     """Role -> who answers its exchange backbone (``backbone.exchange.answered_by``: a model id or an
-    expert label), for every role of this run served through the exchange."""
+    expert label; unset: the backbone's model id, or ``expert`` for ``backbone=exchange``), for every
+    role of this run served through the exchange."""
     out = {}
     for role, key in ROLE_OPTIONS.items():
         node = cfg.get(key)
         exchange = node.get("exchange") if node is not None and models.get(role) else None
         if exchange is not None:
-            out[role] = str(exchange.get("answered_by") or "expert")
+            model = str(node.get("model") or "")
+            out[role] = str(exchange.get("answered_by") or ("expert" if model.startswith("exchange/") else model))
     return out
 
 

@@ -163,6 +163,7 @@ class ExchangeFolder:
         self.path = Path(path)
         with self._locks_guard:
             self._lock = self._locks.setdefault(str(self.path.resolve()), threading.Lock())
+        self._written: dict[str, tuple[Any, Any]] | None = None  # custom_id -> (sample, position) of its index row
 
     # ---- paths
     @property
@@ -252,17 +253,23 @@ class ExchangeFolder:
     def write_request(self, cid: str, key: str, request: Mapping[str, Any], *, purpose: str, backbone: str,
                       sample: str | None, position: str | None) -> None:
         """Add a request (once per id): its Batch input line, its markdown and its index row."""
-        line = batch_input_line(cid, request)
         with self._lock:
-            known = cid in self.batch_lines()
-            if not known:
-                _append_line(self.requests_file, line)
-            _atomic_write(self.request_markdown(cid), render_markdown(cid, request, purpose=purpose, sample=sample,
-                                                                     position=position,
-                                                                     answer=self.answer_file(cid)))
+            if self._written is None:  # read once per folder object; later writes are remembered
+                lines = self.batch_lines()
+                self._written = {c: (row.get("sample"), row.get("position")) for c, row in self.index().items()
+                                 if c in lines}
+            where = (sample, position)
+            if self._written.get(cid) == where:
+                return  # asked again while it waits: already out
+            if cid not in self._written:
+                _append_line(self.requests_file, batch_input_line(cid, request))
+                _atomic_write(self.request_markdown(cid), render_markdown(cid, request, purpose=purpose, sample=sample,
+                                                                         position=position,
+                                                                         answer=self.answer_file(cid)))
             _append_line(self.path / INDEX, {"custom_id": cid, "key": key, "sample": sample, "position": position,
                                              "purpose": purpose, "backbone": backbone, "model": request.get("model"),
                                              "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+            self._written[cid] = where
 
     def place(self, sample: str, position: str, cid: str) -> None:
         """Record that ``position`` of ``sample`` asked request ``cid``; a different *answered* request
@@ -639,16 +646,21 @@ class ExchangeTransport:
               f"(the request: {self.folder.request_markdown(cid)})", file=sys.stderr, flush=True)
         deadline = time.monotonic() + self.options.timeout_seconds
         line = self.folder.batch_lines()[cid]
+        complained = ""
         while True:
             if answer.is_file():
                 text = answer.read_text(encoding="utf-8")
                 try:
                     completion = completion_from_markdown(text, line)
                 except AnswerError as exc:
+                    problem = f"{answer}:1: {exc}"
                     if time.monotonic() >= deadline:
-                        raise ExchangePending(f"{answer}:1: {exc}; the sample stays pending", request_ids=[cid],
+                        raise ExchangePending(f"{problem}; the sample stays pending", request_ids=[cid],
                                               folder=str(self.folder.path)) from None
-                    time.sleep(self.options.poll_seconds)  # still being written
+                    if problem != complained:  # perhaps still being written: say so once, keep waiting
+                        print(f"exchange: {problem}; waiting for a corrected file", file=sys.stderr, flush=True)
+                        complained = problem
+                    time.sleep(self.options.poll_seconds)
                     continue
                 try:
                     self.folder.store(cid, completion, f"{answer}:1")
