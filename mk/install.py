@@ -3,7 +3,7 @@
     .venv/bin/python mk/install.py [--installer auto|uv|pip]
 
 Run by the venv's own interpreter (standard library only). ``auto`` (the default): uv resolves and
-installs (``uv pip install "pip>=24,<26" -e '.[dev]'``), and pip does the same when uv cannot be had
+installs (``uv pip install --compile-bytecode "pip>=24,<26" -e '.[dev]'``), and pip does the same when uv cannot be had
 or fails. uv comes from ``$UV`` or the venv (the dev extras pin it), else PATH, else pip installs the
 pinned uv (pyproject's dev extra) into the venv first.
 
@@ -156,7 +156,10 @@ def install_with_uv(python: Path) -> bool:
             print("setup: could not install uv; using pip", flush=True)
             return False
         uv = str(python.parent / "uv")
-    cmd = [uv, "pip", "install", "-q", "--python", str(python), *settings.args, PIP_SPEC, "-e", TARGET]
+    # --compile-bytecode: the .pyc files pip writes at install (without them every process compiles
+    # what it imports, again each time when PYTHONDONTWRITEBYTECODE is set)
+    cmd = [uv, "pip", "install", "-q", "--compile-bytecode", "--python", str(python), *settings.args, PIP_SPEC,
+           "-e", TARGET]
     if _run(cmd, settings.env) != 0:
         print("setup: uv failed; using pip", flush=True)
         return False

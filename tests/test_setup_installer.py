@@ -98,6 +98,7 @@ def test_uv_installs_the_package_and_pip_with_pips_sources(commands):
     assert len(ran) == 1
     cmd = ran[0]
     assert cmd[1:3] == ["pip", "install"] and "--find-links" in cmd and cmd[-3:] == [install.PIP_SPEC, "-e", ".[dev]"]
+    assert "--compile-bytecode" in cmd  # the .pyc files pip would write
 
 
 def test_pip_is_the_fallback_when_uv_fails(commands):
