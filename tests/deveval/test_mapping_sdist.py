@@ -267,11 +267,13 @@ def test_package_imports_are_the_unconditional_module_level_ones(tmp_path):
 
     pkg = tmp_path / "src" / "toyproj"
     (pkg / "sub").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("import sortedcollections\nfrom . import core\n")
+    (pkg / "__init__.py").write_text("import sortedcollections\nfrom .sub import m\n")
+    (pkg / "other.py").write_text("import apsw\n")                    # not imported by the task's modules
     (pkg / "core.py").write_text("import os\nimport sys\nif sys.version_info > (3,):\n    import babel.dates\n"
                                  "try:\n    import ujson\nexcept ImportError:\n    ujson = None\n"
                                  "def f():\n    import numpy\n")
-    (pkg / "sub" / "m.py").write_text("from tzlocal import get_localzone\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "m.py").write_text("from tzlocal import get_localzone\nfrom .. import core\n")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_x.py").write_text("import hypothesis\n")
     assert package_imports(tmp_path, ["src/toyproj/core.py"], "src") == {"sortedcollections", "os", "sys", "babel",

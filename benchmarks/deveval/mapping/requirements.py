@@ -331,35 +331,73 @@ def imported_modules(root: Path, test_files: list[str]) -> set[str]:
     return mods
 
 
+def _unconditional_imports(path: Path) -> list[tuple[str, int]]:
+    """``(module, level)`` of the module-level imports of a file outside ``try`` (``if`` bodies included);
+    for ``from . import x`` the names are listed as ``.x``."""
+    try:
+        tree = ast.parse(path.read_text(errors="replace"))
+    except (SyntaxError, ValueError, OSError):
+        return []
+    out, body = [], list(tree.body)
+    while body:
+        node = body.pop(0)
+        if isinstance(node, ast.If):                      # e.g. version checks; `try` bodies stay optional
+            body += node.body + node.orelse
+        elif isinstance(node, ast.Import):
+            out += [(a.name, 0) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.module:
+                out.append((node.module, node.level))
+            out += [(f"{node.module + '.' if node.module else ''}{a.name}", node.level) for a in node.names]
+    return out
+
+
 def package_imports(root: Path, task_files: list[str], pythonpath: str = ".") -> set[str]:
-    """Top-level modules the project's own packages import unconditionally (module level, outside
-    ``try``), for the packages that hold the task files: what importing them needs even when the
-    metadata computes its requirements at build time."""
+    """Top-level modules that importing the task files needs: their unconditional module-level imports
+    (outside ``try``), followed through the project's own modules and package ``__init__`` files,
+    for trees whose metadata computes its requirements at build time."""
     base = (root / pythonpath).resolve()
-    packages: set[Path] = set()
-    for rel in task_files:
-        path = (root / rel).resolve()
-        try:
-            parts = path.relative_to(base).parts
-        except ValueError:
-            continue
-        packages.add(base / parts[0] if len(parts) > 1 else path)
+
+    def module_file(dotted: str) -> Path | None:
+        p = base.joinpath(*dotted.split("."))
+        for cand in (p.with_suffix(".py"), p / "__init__.py"):
+            if cand.is_file():
+                return cand
+        return None
+
+    def module_of(path: Path) -> list[str]:
+        parts = list(path.relative_to(base).with_suffix("").parts)
+        return parts[:-1] if parts and parts[-1] == "__init__" else parts
+
+    queue = [(root / rel).resolve() for rel in task_files]
+    seen: set[Path] = set()
     mods: set[str] = set()
-    for pkg in packages:
-        for f in ([pkg] if pkg.suffix == ".py" else sorted(pkg.rglob("*.py"))):
-            try:
-                tree = ast.parse(f.read_text(errors="replace"))
-            except (SyntaxError, ValueError, OSError):
+    while queue:
+        f = queue.pop()
+        if f in seen or not f.is_file():
+            continue
+        seen.add(f)
+        try:
+            here = module_of(f)
+        except ValueError:
+            here = []
+        for i in range(1, len(here)):                    # the __init__ of every enclosing package
+            init = module_file(".".join(here[:i]))
+            if init is not None:
+                queue.append(init)
+        package = here if f.name == "__init__.py" else here[:-1]
+        for name, level in _unconditional_imports(f):
+            if level:
+                anchor = package[:len(package) - (level - 1)] if level > 1 else package
+                target = module_file(".".join(anchor + [n for n in name.split(".") if n]))
+                if target is not None:
+                    queue.append(target)
                 continue
-            body = list(tree.body)
-            while body:
-                node = body.pop(0)
-                if isinstance(node, ast.If):              # e.g. version checks; `try` bodies stay optional
-                    body += node.body + node.orelse
-                elif isinstance(node, ast.Import):
-                    mods |= {a.name.split(".")[0] for a in node.names}
-                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                    mods.add(node.module.split(".")[0])
+            target = module_file(name) or module_file(name.rsplit(".", 1)[0]) if "." in name else module_file(name)
+            if target is not None:
+                queue.append(target)
+            else:
+                mods.add(name.split(".")[0])
     return mods
 
 
