@@ -85,3 +85,14 @@ def test_sharded_mode_reads_through_an_existing_sqlite_cache(tmp_path):
     assert sharded.get("ab" * 32) == {"text": "old"}
     sharded.put("cd" * 32, {"text": "new"})
     assert sharded.get("cd" * 32) == {"text": "new"} and ResponseCache(tmp_path).get("cd" * 32) is None
+
+
+def test_exchange_answered_models_are_free_without_a_warning(caplog):
+    """``backbone=exchange`` (model ``exchange/expert``): an expert's answers cost nothing and need no price entry."""
+    from reconmem.platform.llm import Pricing
+
+    pricing = Pricing({})
+    with caplog.at_level("WARNING"):
+        price = pricing.price("exchange/expert")
+    assert (price.input_per_token, price.output_per_token, price.source) == (0.0, 0.0, "exchange")
+    assert pricing.batch_price("exchange/expert") == price and "no price" not in caplog.text

@@ -12,7 +12,7 @@ either explicit prices or another model of the map::
       openai/my-finetune: {input_per_mtok: 0.30, output_per_mtok: 1.20, source: "invoice 2026-11"}
       openrouter/qwen/qwen3-235b-a22b-2507: {same_as: fireworks_ai/accounts/fireworks/models/qwen3-235b-a22b-instruct-2507}
 
-Local (``local/``) and scripted (``scripted/``) models cost 0. A model found nowhere is "unpriced":
+Local (``local/``), scripted (``scripted/``) and exchange-answered (``exchange/``: an expert's) models cost 0. A model found nowhere is "unpriced":
 its calls record ``cost_usd: 0`` and ``price_source: unpriced`` and one warning names it.
 
 Batch rates (calls answered through a provider's batch API, :mod:`reconmem.platform.llm.batch`):
@@ -47,7 +47,7 @@ class Price:
 
     input_per_token: float
     output_per_token: float
-    source: str  # "pricing.yaml" | "litellm" | "local" | "scripted" | "unpriced"
+    source: str  # "pricing.yaml" | "litellm" | "local" | "scripted" | "exchange" | "unpriced"
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return input_tokens * self.input_per_token + output_tokens * self.output_per_token
@@ -59,6 +59,7 @@ class Price:
 
 FREE_LOCAL = Price(0.0, 0.0, "local")
 FREE_SCRIPTED = Price(0.0, 0.0, "scripted")
+FREE_EXCHANGE = Price(0.0, 0.0, "exchange")
 
 
 class PricingError(ValueError):
@@ -150,7 +151,7 @@ class Pricing:
     def batch_price(self, model: str) -> Price | None:
         """The price of ``model``'s calls answered through its provider's batch API (see the module
         doc for the order); None when no batch rate is known for its provider."""
-        if model.startswith(("local/", "scripted/")):
+        if model.startswith(("local/", "scripted/", "exchange/")):
             return self.price(model)
         entry = self.table.get(model)
         if entry is not None and {"batch_input_per_mtok", "batch_output_per_mtok"} <= set(entry):
@@ -168,7 +169,7 @@ class Pricing:
                      f"batch rate {terms.rate:g} x {base.source}")
 
     def price(self, model: str) -> Price:
-        """The price of ``model`` ('local/...' and 'scripted/...' are free)."""
+        """The price of ``model`` ('local/...', 'scripted/...' and 'exchange/...' are free)."""
         with self._lock:
             if model not in self._cache:
                 self._cache[model] = self._resolve(model, depth=0)
@@ -179,6 +180,8 @@ class Pricing:
             return FREE_LOCAL
         if model.startswith("scripted/"):
             return FREE_SCRIPTED
+        if model.startswith("exchange/"):
+            return FREE_EXCHANGE
         entry = self.table.get(model)
         if entry is not None:
             if "same_as" in entry:
