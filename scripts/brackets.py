@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     print(table.to_markdown())
     for method, summary in summaries.items():
         for s in run_summaries(summary):
-            print(f"{method}: {s.get('run_dir')} ({s.get('n_errored', 0)} errored sample(s))")
+            pending = (f"; {s['n_pending']} pending, counted as failed until answered: python -m scripts.exchange "
+                       f"status {s.get('run_dir')}" if s.get("n_pending") else "")
+            print(f"{method}: {s.get('run_dir')} ({s.get('n_errored', 0)} errored sample(s){pending})")
     return 1 if any(s.get("n_errored") for s in dirs) else 0
 
 

@@ -218,7 +218,7 @@ def test_live_mode_times_out_into_a_pending_sample(results, cache, capsys):
     assert "exchange: waiting up to 0.2 s for" in capsys.readouterr().err
 
 
-def test_brackets_through_the_exchange_finish_in_one_cycle(tmp_path, cache):
+def test_brackets_through_the_exchange_finish_in_one_cycle(tmp_path, cache, capsys):
     """``scripts.brackets backbone=exchange``: every task of every demo sample is asked in the first run (one
     call per task), answered at once, and the second run finishes both brackets with the direct run's records."""
     from scripts.brackets import main
@@ -229,7 +229,9 @@ def test_brackets_through_the_exchange_finish_in_one_cycle(tmp_path, cache):
               f"cache.dir={cache}", "benchmark.progress=false"]
     assert main([*common, "backbone=local"]) == 0
     exchange = ["backbone=exchange", "backbone.context_window=32768"]  # the direct run's window (conf/backbone/local.yaml)
+    capsys.readouterr()
     assert main([*common, *exchange]) == 0
+    assert "(0 errored sample(s); 3 pending, counted as failed until answered" in capsys.readouterr().out
     asked = {}
     for method in ("no_memory", "oracle_context"):
         run_dir = tmp_path / "demo" / "exchange" / method / "brackets"
