@@ -11,7 +11,7 @@ compare, constant --, then every other usable task of the selected manifest proj
    and change the outcome of the task's tests on their own; up to ``max_changes`` on distinct
    lines, kinds taken in turn, at most ``max_tries`` single-change runs;
 3. **tests_derived**: ``tests_derive.derive_tests`` for the changes together (on failure with more
-   than one change, once more with the first change alone);
+   than one change, each change alone until one derives);
 4. **changes_observed** and 5. **validated**: ``validate.validate_fork`` (``change_observed`` is
    step 4; the other checks step 5).
 
@@ -364,13 +364,16 @@ class Screener:
                            fork_text=apply_to_text(text, chosen), test_files=test_files, timeout_s=to, public=public,
                            test_ids=scope)
         row["runs"] += der.runs
-        if not der.ok and len(chosen) > 1:
+        if not der.ok and len(chosen) > 1:          # each change alone, until one derives
             row["derivation_with_all"] = der.reason
-            chosen = chosen[:1]
-            der = derive_tests(executor=self.recorder, root=proj.root, env=proj.env, target_file=rel,
-                               fork_text=apply_to_text(text, chosen), test_files=test_files, timeout_s=to,
-                               public=public, test_ids=scope)
-            row["runs"] += der.runs
+            for one in list(chosen):
+                der = derive_tests(executor=self.recorder, root=proj.root, env=proj.env, target_file=rel,
+                                   fork_text=apply_to_text(text, [one]), test_files=test_files, timeout_s=to,
+                                   public=public, test_ids=scope)
+                row["runs"] += der.runs
+                chosen = [one]
+                if der.ok:
+                    break
         row["changes"] = [c.record() for c in chosen]
         row["fork_body"] = apply_changes(target, chosen)
         row["derivation"] = der.record()

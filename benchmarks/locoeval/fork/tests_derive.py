@@ -40,7 +40,7 @@ from benchmarks.sandbox.local import LocalExecutor
 from reconmem.platform import pyast
 
 MAX_ROUNDS = 10
-DERIVE_VERSION = 2             # screening rows of an older derivation are screened again
+DERIVE_VERSION = 3             # screening rows of an older derivation are screened again
 _RAISES_CALLS = {"raises", "assertRaises"}
 _EQ_METHODS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
                "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual"}
