@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from benchmarks.locoeval.fork.tests_derive import DeriveError, derive_tests, observing_files, plan_rewrite
 
-from conftest import TINY_MODULE, TINY_TESTS, make_tiny_project
+from fork_fixtures import TINY_MODULE, TINY_TESTS, fork_env, make_tiny_project, recorder, tiny_project  # noqa: F401 (fixtures)
 
 FORK = TINY_MODULE.replace('",".join', '";".join').replace("raise TooLong(parts)", "raise Empty(parts)")
 MOD, TESTS = "tinyfork/mod.py", "tests/test_mod.py"

@@ -6,6 +6,7 @@ import json
 
 from benchmarks.locoeval.fork.catalogue import CATALOGUE_VERSION, Target, propose
 from benchmarks.locoeval.fork.tests_derive import DERIVE_VERSION
+from fork_fixtures import fork_env, tiny_project  # noqa: F401 (fixtures)
 from benchmarks.locoeval.fork.screen import (STAGES, append_result, done_namespaces, loss_counts, static_filter,
                                              try_order, v2_namespaces)
 
@@ -114,7 +115,7 @@ def test_a_task_of_the_tiny_project_is_screened_to_validated(tmp_path, tiny_proj
 
 
 def test_a_requirement_naming_every_public_value_stops_at_the_static_filter(tmp_path, fork_env):
-    from conftest import make_tiny_project
+    from fork_fixtures import make_tiny_project
 
     module = ('def join(parts):\n    """Join."""\n    return ",".join(parts)\n')
     root = make_tiny_project(tmp_path / "p", module=module, tests="from tinyfork.mod import join\n\n\n"

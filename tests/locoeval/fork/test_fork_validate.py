@@ -8,7 +8,7 @@ from benchmarks.locoeval.fork.tests_derive import derive_tests
 from benchmarks.locoeval.fork.validate import ForkTask, validate_fork, visible_finder
 from benchmarks.locoeval.verified.validity import text_files
 
-from conftest import TINY_MODULE, make_tiny_project
+from fork_fixtures import TINY_MODULE, fork_env, judge, make_tiny_project, recorder, tiny_project  # noqa: F401 (fixtures)
 
 MOD, TESTS, OTHER = "tinyfork/mod.py", "tests/test_mod.py", "tests/test_other.py"
 

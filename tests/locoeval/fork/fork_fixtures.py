@@ -1,4 +1,7 @@
-"""Fixtures of the fork-set tests: a tiny self-made project and the executors that run its tests."""
+"""Fixtures of the fork-set tests: a tiny self-made project and the executors that run its tests.
+
+A module of its own, not a conftest.py: the LoCoEval tests one level up import names from their
+conftest module, which a second conftest.py here would shadow. Test modules import what they use."""
 
 from __future__ import annotations
 
