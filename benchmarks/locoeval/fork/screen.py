@@ -152,8 +152,7 @@ def done_namespaces(out: Path, retry_errors: bool = False) -> set[str]:
     if out.is_file():
         for row in read_results(out):
             latest[row["namespace"]] = row
-    return {ns for ns, row in latest.items() if row.get("catalogue_version") == CATALOGUE_VERSION
-            and row.get("derive_version") == DERIVE_VERSION and not (retry_errors and row.get("status") == "error")}
+    return {ns for ns, row in latest.items() if _current(row) and not (retry_errors and row.get("status") == "error")}
 
 
 def read_results(out: Path) -> Iterator[dict[str, Any]]:
@@ -423,11 +422,20 @@ def default_results_path() -> Path:
     return cache_root() / SET_NAME / "screen.jsonl"
 
 
+def _current(row: dict[str, Any]) -> bool:
+    return row.get("catalogue_version") == CATALOGUE_VERSION and row.get("derive_version") == DERIVE_VERSION
+
+
 def loss_counts(out: Path) -> dict[str, Any]:
-    """Per step, how many tasks reached it, and the reasons of the losses (latest row per task)."""
+    """Per step, how many tasks reached it, and the reasons of the losses (the latest row per task
+    made by the current catalogue and derivation; ``older_rows``: tasks with older rows only)."""
     rows: dict[str, dict[str, Any]] = {}
+    older: set[str] = set()
     for row in read_results(out):
-        rows[row["namespace"]] = row
+        if _current(row):
+            rows[row["namespace"]] = row
+        else:
+            older.add(row["namespace"])
     reached = Counter()
     reasons: dict[str, Counter] = {}
     for row in rows.values():
@@ -440,7 +448,7 @@ def loss_counts(out: Path) -> dict[str, Any]:
             reasons.setdefault(lost_at, Counter())[_reason_key(row.get("reason", ""))] += 1
     projects = Counter(r["project_path"] for r in rows.values())
     validated = Counter(r["project_path"] for r in rows.values() if r.get("status") == "validated")
-    return {"tasks": len(rows), "reached": {s: reached[s] for s in STAGES},
+    return {"tasks": len(rows), "older_rows": len(older - set(rows)), "reached": {s: reached[s] for s in STAGES},
             "lost": {k: dict(v.most_common()) for k, v in reasons.items()},
             "projects": {p: {"screened": n, "validated": validated[p]} for p, n in sorted(projects.items())}}
 
