@@ -5,15 +5,15 @@ one fork value per site:
 
 | kind | site | fork value |
 |---|---|---|
-| ``scale`` | a number (not 0 / 1, not a unit factor) that is a setting: the whole value assigned or returned, a keyword or positional argument (never an operand of arithmetic, an index or a comparison bound) | x2 (ints and floats), /2 (even ints), x10 (limits: ``timeout``, ``max``, ``limit``, ``retries`` ... in the fragment) |
+| ``scale`` | a number (not 0 / 1, not a unit factor) that is a setting: the whole value assigned or returned, a keyword or positional argument (never an operand of arithmetic, an index, a comparison bound, or a position / size argument such as ``m.group(3)``, ``split(sep, 2)``, ``read(4)``, ``to_bytes(4)``) | x2 (ints and floats), /2 (even ints), x10 (limits: ``timeout``, ``max``, ``limit``, ``retries`` ... in the fragment) |
 | ``bound`` | an int that is the bound of an ordering comparison (``len(x) > 3``) | the bound shifted by one (away from 0) |
 | ``strictness`` | an ordering comparison with a number or ``len(...)`` on one side | ``<`` <-> ``<=``, ``>`` <-> ``>=`` |
-| ``separator`` | a short punctuation string joined with, split on or concatenated | a conventional alternative (``,`` -> ``;``, ``&`` -> ``;``, ``:`` -> ``=``, ``-`` -> ``_`` ...) |
-| ``format`` | a date format (``%Y-%m-%d`` -> ``%d/%m/%Y``, ``T`` -> space), a float precision (``%.2f`` -> ``%.3f``), a zero-padded width (``%02d`` -> ``%03d``), the separator between two placeholders (``': '`` -> ``' - '``) | the variant |
-| ``default`` | the fallback of ``d.get(k, v)`` / ``d.pop(k, v)`` / ``getattr(o, n, v)`` / ``d.setdefault(k, v)`` | a number x2, a bool flipped |
+| ``separator`` | a short punctuation string the function builds output with (``sep.join``, ``a + sep + b``; never one it splits input on) | a conventional alternative (``,`` -> ``;``, ``&`` -> ``;``, ``:`` -> ``=``, ``-`` -> ``_`` ...) |
+| ``format`` | a date format (``%Y-%m-%d`` -> ``%d/%m/%Y``, ``T`` -> space), a float precision (``%.2f`` -> ``%.3f``), a zero-padded width of 3 or more (``%05d`` -> ``%06d``), the separator between two placeholders (``': '`` -> ``' - '``) | the variant |
+| ``default`` | the fallback of ``d.get(k, v)`` / ``d.pop(k, v)`` / ``d.setdefault(k, v)`` / ``getattr(o, n, v)`` | a number x2, a bool flipped (not for ``getattr``: a feature probe) |
 | ``flag`` | a ``True`` / ``False`` keyword argument | flipped |
 | ``membership`` | a literal collection of two or more constants tested with ``in`` / ``not in`` | its last element left out |
-| ``case`` | ``.lower()`` / ``.upper()`` | the other case |
+| ``case`` | ``.lower()`` / ``.upper()`` whose result is the whole value assigned or returned | the other case |
 | ``sort`` | ``sorted(x)`` / ``x.sort()`` without ``reverse`` | ``reverse=True`` |
 | ``side`` | ``.split(sep, 1)`` / ``.partition`` / ``.find`` / ``.index`` | from the other end (``rsplit``, ``rpartition``, ``rfind``, ``rindex``) and back |
 | ``encoding`` | a text encoding name (``'utf-8'``, ``'ascii'``, ``'latin-1'`` ...) | another common one |
@@ -48,7 +48,7 @@ from reconmem.platform import pyast
 
 KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "flag", "membership", "case", "sort",
          "side", "encoding", "exception", "order")
-CATALOGUE_VERSION = 5          # screening rows of an older catalogue are screened again
+CATALOGUE_VERSION = 6          # screening rows of an older catalogue are screened again
 FRAGMENT_CHARS = 110
 UNIT_FACTORS = {7, 8, 12, 16, 24, 32, 60, 64, 100, 128, 256, 255, 365, 1000, 1024, 3600, 86400, 1e3, 1e6, 1e9,
                 1000000, 1000000000, 0x7F, 0xFF, 0xFFFF, 65535, 65536}
@@ -58,8 +58,10 @@ LIMIT_NAME = re.compile(r"(^|_)(n|num|total|end|start|stop|pos|offset|index|idx|
                         r"ttl|expires?|quota|cutoff|rate|priority|score|percent)($|_)", re.I)
 SEPARATORS = {",": ";", ", ": "; ", ";": ",", "; ": ", ", ":": "=", ": ": " = ", "=": ":", "|": ",",
               "-": "_", "_": "-", "&": ";", "\t": ",", " | ": " / ", " - ": " : ", "; ": ", "}
-_SEP_CALLS = {"join", "split", "rsplit", "partition", "rpartition"}
 _ORDER_SWAP = {ast.Lt: ("<=", "<"), ast.LtE: ("<", "<="), ast.Gt: (">=", ">"), ast.GtE: (">", ">=")}
+_POSITIONS = {"group", "groups", "span", "start", "end", "split", "rsplit", "pop", "insert", "index", "get", "getattr",
+              "int", "to_bytes", "from_bytes", "pack", "unpack", "unpack_from", "chr", "ord", "seek", "read", "readline",
+              "recv", "bytes", "bytearray", "islice", "nth", "setdefault", "divmod", "pow", "round"}
 _RICH_COMPARISONS = {"__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__cmp__"}
 _ENCODINGS = {"utf-8": "latin-1", "utf8": "latin-1", "UTF-8": "ISO-8859-1", "ascii": "utf-8", "latin-1": "utf-8",
               "latin1": "utf-8", "iso-8859-1": "utf-8", "ISO-8859-1": "UTF-8", "utf-16": "utf-8", "cp1252": "utf-8"}
@@ -251,7 +253,11 @@ def _setting(t: Target, node: ast.AST) -> bool:
     par = t.parents.get(node)
     if isinstance(par, (ast.Assign, ast.AnnAssign, ast.Return, ast.keyword)):
         return getattr(par, "value", None) is node
-    return isinstance(par, ast.Call) and node in par.args
+    if not (isinstance(par, ast.Call) and node in par.args):
+        return False
+    f = par.func
+    name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+    return name not in _POSITIONS
 
 
 def _is_index(t: Target, node: ast.AST) -> bool:
@@ -349,12 +355,10 @@ def strictness_changes(t: Target) -> list[ForkChange]:
 
 
 def _string_role(t: Target, n: ast.Constant) -> str | None:
-    """``separator`` when the string is joined with, split on or concatenated; else None."""
+    """``separator`` when the function builds output with the string (``sep.join(...)``, ``a + sep + b``);
+    else None. Splitting input on it is no decision of the fork: the input's format is given."""
     par = t.parents.get(n)
-    if isinstance(par, ast.Attribute) and par.attr in _SEP_CALLS and isinstance(t.parents.get(par), ast.Call):
-        return "separator"
-    if isinstance(par, ast.Call) and isinstance(par.func, ast.Attribute) and par.func.attr in _SEP_CALLS \
-            and par.args and par.args[0] is n:
+    if isinstance(par, ast.Attribute) and par.attr == "join" and isinstance(t.parents.get(par), ast.Call):
         return "separator"
     if isinstance(par, ast.BinOp) and isinstance(par.op, ast.Add):
         return "separator"
@@ -407,7 +411,7 @@ def _format_variant(v: str) -> str | None:
     if m:
         return v[:m.start(4)] + str(int(m.group(4)) + 1) + v[m.end(4):]
     m = re.search(r"(%|\{[^{}:]*:)0(\d)([dxX])", v)
-    if m and 1 < int(m.group(2)) < 9:
+    if m and 2 < int(m.group(2)) < 9:                 # widths of 2 are dates and times
         return v[:m.start(2)] + str(int(m.group(2)) + 1) + v[m.end(2):]
     m = _BETWEEN.search(v)
     if m and m.group(2) in _PLACEHOLDER_SEP:
@@ -432,6 +436,8 @@ def default_changes(t: Target) -> list[ForkChange]:
         if not isinstance(arg, ast.Constant):
             continue
         v = arg.value
+        if isinstance(v, bool) and pos == 2:
+            continue                          # getattr(o, name, False): a feature probe, not a default
         if isinstance(v, bool):
             new = repr(not v)
         elif type(v) in (int, float) and v not in (0, 1, -1):
@@ -524,12 +530,23 @@ def membership_changes(t: Target) -> list[ForkChange]:
     return out
 
 
+def _whole_value(t: Target, n: ast.AST) -> bool:
+    """Is ``n`` (possibly followed by ``.strip()``-like calls) the whole value assigned or returned?"""
+    par = t.parents.get(n)
+    while isinstance(par, ast.Attribute) and isinstance(t.parents.get(par), ast.Call) \
+            and par.attr in ("strip", "lstrip", "rstrip"):
+        n, par = t.parents[par], t.parents.get(t.parents[par])
+    return isinstance(par, (ast.Assign, ast.Return)) and par.value is n
+
+
 def case_changes(t: Target) -> list[ForkChange]:
-    """``case``: ``.lower()`` <-> ``.upper()`` (a normalisation to the other case)."""
+    """``case``: ``.lower()`` <-> ``.upper()`` where the normalised text is the whole value assigned or
+    returned (not a part of a name, a comparison or an index)."""
     out = []
     for n in ast.walk(t.func):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("lower", "upper") \
-                and not n.args and not n.keywords and t.inside(n) and n.func.end_lineno == n.func.lineno:
+                and not n.args and not n.keywords and t.inside(n) and n.func.end_lineno == n.func.lineno \
+                and _whole_value(t, n):
             new = "upper" if n.func.attr == "lower" else "lower"
             end = t.src.span(n.func)[1]
             ch = _change(t, "case", n, new, f".{n.func.attr}()", f".{new}()", span=(end - len(n.func.attr), end),

@@ -32,12 +32,13 @@ def fetch(url, opts, retries=3):
     if not isinstance(url, str):
         raise ValueError("not a string")
     parts = url.split(",")
+    key = ",".join(parts)
     stamp = time.strftime("%Y-%m-%d")
     time.sleep(5)
     width = 2 * len(parts)
     audit.record(url)
     cache.clear()
-    return "; ".join(parts) + "%.2f" % timeout + stamp + str(width + retries)
+    return "; ".join(parts) + "%.2f" % timeout + stamp + str(width + retries) + key
 '''
 
 
@@ -59,8 +60,8 @@ def test_every_kind_finds_its_site_and_the_fork_body_parses():
     assert [(c.public_text, c.fork_text) for c in kinds["scale"]] == [("5", "10")]
     assert [(c.public_text, c.fork_text) for c in kinds["bound"]] == [("200", "201")]
     assert [c.fork_value for c in kinds["strictness"]] == [">="]
-    assert [c.fork_fragment for c in kinds["separator"]] == ['parts = url.split(";")',
-                                                              'return ", ".join(parts) + "%.2f" % timeout + stamp + str(width + retries)']
+    assert [c.fork_fragment for c in kinds["separator"]] == [      # url.split(","): splitting input is no site
+        'key = ";".join(parts)', 'return ", ".join(parts) + "%.2f" % timeout + stamp + str(width + retries) + key']
     assert sorted(c.fork_text for c in kinds["format"]) == ['"%.3f"', '"%d/%m/%Y"']
     assert sorted(c.fork_text for c in kinds["exception"]) == ["Empty", "TypeError"]
     assert [c.fork_fragment for c in kinds["order"]] == ["cache.clear(); audit.record(url)"]
@@ -112,12 +113,21 @@ def test_several_changes_apply_together_and_overlaps_are_refused():
     sep = next(c for c in changes if c.kind == "separator")
     exc = next(c for c in changes if c.kind == "exception")
     both = apply_changes(t, [sep, exc])
-    assert ".split(\";\")" in both and "raise Empty(" in both
+    assert '";".join(parts)' in both and "raise Empty(" in both
     bound = next(c for c in changes if c.kind == "bound")
     strict = next(c for c in changes if c.kind == "strictness")
     assert overlapping(bound, strict)
     with pytest.raises(CatalogueError):
         apply_to_text(MODULE, [sep, sep])
+
+
+def test_positions_probes_comparisons_and_dates_are_no_sites():
+    src = ('def f(m, o, name, dt, data):\n    """Doc."""\n    g = m.group(3)\n    head = data.read(4)\n'
+           '    frozen = getattr(o, "frozen", False)\n    if name.lower() == "x":\n        return "%02d" % dt.day\n'
+           '    key = "on_" + name.upper()\n    return name.lower()\n')
+    kinds = _by_kind(propose(Target.of_function(src, "f")))
+    assert "scale" not in kinds and "default" not in kinds and "format" not in kinds
+    assert [c.fork_fragment for c in kinds["case"]] == ["return name.upper()"]
 
 
 def test_an_unknown_function_is_a_clear_error():
@@ -129,7 +139,7 @@ def test_a_change_refuses_a_text_that_is_not_its_release():
     t = _target()
     sep = next(c for c in propose(t) if c.kind == "separator")
     with pytest.raises(CatalogueError, match="not"):
-        apply_to_text(MODULE.replace('url.split(",")', 'url.split("|")'), [sep])
+        apply_to_text(MODULE.replace('",".join(parts)', '"|".join(parts)'), [sep])
 
 
 SETTINGS = '''def f(url, items, name, data):

@@ -49,7 +49,7 @@ def test_a_test_file_that_sees_the_fork_must_be_hidden(tiny_project, recorder, j
 
 def test_an_unobserved_change_fails_change_observed(tmp_path, recorder, judge, fork_env):
     module = TINY_MODULE.replace('    return ",".join(parts)\n',
-                                 '    kept = "x".split("|")\n    return ",".join(parts)\n')
+                                 '    kept = "|".join(["x", "y"])\n    return ",".join(parts)\n')
     root = make_tiny_project(tmp_path / "p", module=module)
     task, der = _fork_task(root, recorder, fork_env, module=module)
     assert der.ok, der.reason
