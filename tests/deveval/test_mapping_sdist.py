@@ -278,3 +278,18 @@ def test_package_imports_are_the_unconditional_module_level_ones(tmp_path):
     (tmp_path / "tests" / "test_x.py").write_text("import hypothesis\n")
     assert package_imports(tmp_path, ["src/toyproj/core.py"], "src") == {"sortedcollections", "os", "sys", "babel",
                                                                          "tzlocal"}
+
+
+def test_a_finished_entry_gets_its_network_rows_without_a_rerun(tmp_path):
+    log = "E   subprocess.CalledProcessError: Command '['/v/bin/python', '-m', 'pip', 'install', 'x']' returned 1\n"
+    state = {"done": True, "status": "mapped", "project_path": PROJECT,
+             "oracle": {TASKS[0].namespace: {"usable": False, "ref": {"outcome": "fail", "log_tail": log}},
+                        TASKS[1].namespace: {"usable": False, "ref": {"outcome": "fail", "log_tail": "E assert 0"}}},
+             "entry": {"tasks": [{"namespace": TASKS[0].namespace, "unmatched_reason": "reference_fails"},
+                                 {"namespace": TASKS[1].namespace, "unmatched_reason": "reference_fails"}]}}
+    job = _job(tmp_path)
+    job.state_path.write_text(json.dumps(state))
+    out = project.map_project(job)
+    assert out["entry"]["needs_network"] == [TASKS[0].namespace]
+    assert [r["unmatched_reason"] for r in out["entry"]["tasks"]] == ["needs_network", "reference_fails"]
+    assert json.loads(job.state_path.read_text())["entry"]["needs_network"] == [TASKS[0].namespace]

@@ -129,6 +129,8 @@ def map_project(job: ProjectJob) -> dict:
     """Run (or resume) the mapping of one project; returns its final state."""
     job.state = load_state(job.state_path)
     if job.state.get("done"):
+        if _refresh_network_rows(job):
+            _save(job)
         return job.state
     job.state.update(project_path=job.project_path, pypi_name=job.pypi_name, n_tasks=len(job.tasks))
     t0 = time.monotonic()
@@ -540,6 +542,23 @@ def _needs_network(result: dict) -> bool:
     install at test time)."""
     ref = result.get("ref") or {}
     return ref.get("outcome") != "pass" and bool(NETWORK_ERROR.search(ref.get("log_tail") or ""))
+
+
+def _refresh_network_rows(job: ProjectJob) -> bool:
+    """Mark a finished entry's failing tasks whose reference log shows a network need as
+    ``needs_network`` (rows and the entry's list), from the recorded oracle logs; nothing is re-run
+    and the environment is unchanged. Returns whether anything changed."""
+    entry, results = job.state.get("entry"), job.state.get("oracle") or {}
+    if not entry:
+        return False
+    found = [row["namespace"] for row in entry.get("tasks", [])
+             if row.get("unmatched_reason") == "reference_fails" and _needs_network(results.get(row["namespace"]) or {})]
+    for row in entry["tasks"]:
+        if row["namespace"] in found:
+            row["unmatched_reason"] = "needs_network"
+    if found:
+        entry["needs_network"] = sorted(set(entry.get("needs_network", [])) | set(found))
+    return bool(found)
 
 
 def _dominant_error(results: dict[str, dict]) -> str | None:
