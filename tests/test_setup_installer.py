@@ -60,8 +60,9 @@ def test_switches_and_untranslated_settings():
 def test_reads_pip_config_as_pip_does(tmp_path, monkeypatch):
     """The real ``pip config list`` output of a config file is parsed into its settings."""
     conf = tmp_path / "pip.conf"
-    conf.write_text("[global]\nfind-links = /srv/wheels\nextra-index-url =\n    file:///srv/a/simple\n"
-                    "    file:///srv/b/simple\n[install]\nconstraint = /srv/c.txt\n", encoding="utf-8")
+    # [install] and the file PIP_CONFIG_FILE names: over any other configuration file of the machine
+    conf.write_text("[install]\nfind-links = /srv/wheels\nextra-index-url =\n    file:///srv/a/simple\n"
+                    "    file:///srv/b/simple\nconstraint = /srv/c.txt\n", encoding="utf-8")
     for var in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_CONSTRAINT"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
