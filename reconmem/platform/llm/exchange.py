@@ -509,7 +509,8 @@ def render_markdown(cid: str, request: Mapping[str, Any], *, purpose: str, sampl
             f"- purpose: {purpose}", f"- sample: {sample or '-'} (call position {position or '-'})",
             f"- model: {request.get('model')}, max_tokens: {request.get('max_tokens')}, "
             f"temperature: {request.get('temperature')}",
-            f"- answer in: `{answer}` (your reply text; nothing else)"]
+            f"- answer in: `{answer}` (your reply text, nothing else: at most {request.get('max_tokens')} tokens, "
+            f"about {int(0.75 * int(request.get('max_tokens') or 0))} words; a model's reply is cut there)"]
     if request.get("json_mode"):
         head.append("- the reply must be one JSON object")
     if request.get("stop"):
