@@ -87,6 +87,15 @@ def test_a_pending_sample_is_missing_everywhere_until_answered(results, cache):
     # a re-run without answers asks the same request again and writes it once
     again = cycle.run(cfg)
     assert again["n_pending"] == 1 and _requests(run.path) == 1
+    from scripts.exchange import main
+
+    [waiting] = pending_requests(run.path)
+    out = _run_main(main, ["status", str(run.path.parent)])
+    assert out["code"] == 0 and f"{run.path}: 1 request(s) waiting; samples: 1 pending" in out["stdout"]
+    assert f"  {sample.name}: 1 waiting (1 turn_generation)" in out["stdout"]
+    assert f"{waiting['custom_id']}  position 1.0  turn_generation  {waiting['markdown']}" in out["stdout"]
+    assert _run_main(main, ["status", str(run.path), "--paths"])["stdout"].split() == [waiting["markdown"]]
+    assert _run_main(main, ["status", str(run.path / "samples")])["code"] == 2  # no exchange run there
 
 
 def test_a_changed_prompt_at_an_answered_position_names_both_hashes(results, cache):

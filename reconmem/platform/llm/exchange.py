@@ -428,7 +428,7 @@ def completion_from_batch_row(row: Mapping[str, Any], line: Mapping[str, Any]) -
         raise AnswerError("no response object")
     status = response.get("status_code")
     body = response.get("body")
-    if status is not None and int(status) != 200:
+    if status is not None and status != 200:
         detail = body.get("error", {}).get("message") if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping) else ""
         raise AnswerError(f"request {row.get('custom_id')} answered HTTP {status} {detail}".rstrip() + " (it stays pending)")
     if not isinstance(body, Mapping):
