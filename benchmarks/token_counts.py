@@ -168,7 +168,7 @@ class Truth:
 
 
 def client_count(model: str, messages: Messages) -> int:
-    """The count the LLM client uses for ``model`` (litellm's counter, as LLMClient._count_messages)."""
+    """The count the LLM client uses for ``model`` (litellm's counter, as reconmem.platform.llm.LiteLLMTransport.count_messages)."""
     from reconmem.platform.llm import providers
 
     return providers.litellm_count_messages(model, messages)
