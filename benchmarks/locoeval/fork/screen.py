@@ -4,12 +4,13 @@ For each candidate task (first the tasks where the verified set v2 found a conse
 kind a team might change -- ``v2/samples.verification.jsonl``, items of kind string, raise, number,
 compare, constant --, then every other usable task of the selected manifest projects):
 
-1. **screened**: the reference is located and its test files pass on the pristine tree under the
-   recording executor (the public recording is kept for step 3);
-2. **change_found**: catalogue changes (``catalogue.propose``) that pass the static filters (the fork
-   fragment in no visible file of the snapshot; the requirement text does not name the public value)
-   and change the outcome of the task's tests on their own; up to ``max_changes`` on distinct
-   lines, kinds taken in turn, at most ``max_tries`` single-change runs;
+1. **screened**: the reference is located in the snapshot;
+2. **change_found**: catalogue changes (``catalogue.propose``) pass the static filters (the fork
+   fragment in no visible file of the snapshot; the requirement text does not name the public
+   value) -- checked before any test run --, the task's test files pass on the pristine tree under
+   the recording executor (the public recording is kept for step 3), and changes alter the outcome
+   of the task's tests on their own: up to ``max_changes`` on distinct lines, kinds taken in turn,
+   at most ``max_tries`` single-change runs;
 3. **tests_derived**: ``tests_derive.derive_tests`` for the changes together (on failure with more
    than one change, each change alone until one derives);
 4. **changes_observed** and 5. **validated**: ``validate.validate_fork`` (``change_observed`` is
@@ -314,6 +315,15 @@ class Screener:
                                "body_end": ref["body_end"], "test_files": test_files,
                                "public_body_sha256": hashlib.sha256(dedent_body(ref["body"]).encode()).hexdigest(),
                                "runs": 0}
+        # catalogue changes and the static filters first: most tasks stop here without a test run
+        proposed = propose(target)
+        find = proj.in_snapshot(rel, qual, list(test_files))
+        kept, dropped = static_filter(proposed, requirement_prose(self.records[ns]), find)
+        row["proposed"] = len(proposed)
+        row["static_dropped"] = dict(dropped)
+        if not kept:
+            reason = "no catalogue site" if not proposed else "every catalogue change fails a static filter"
+            return {**row, "status": "dropped", "stage": "screened", "reason": reason}
         to = self.opts.timeout
         scope = list(test_files)
         slow = any((entry.project_path, f) in self.slow_files for f in test_files)
@@ -328,18 +338,8 @@ class Screener:
             row["runs"] += 1
         row["test_scope"] = "files" if scope == test_files else "node ids"
         if not public.complete or _task_failed(public.failed, task.tests):
-            return {**row, "status": "dropped", "stage": None,
+            return {**row, "status": "dropped", "stage": "screened",
                     "reason": f"reference fails under this executor ({public.outcome.outcome})"}
-        # 2. catalogue changes
-        proposed = propose(target)
-        hidden0 = list(test_files)
-        find = proj.in_snapshot(rel, qual, hidden0)
-        kept, dropped = static_filter(proposed, requirement_prose(self.records[ns]), find)
-        row["proposed"] = len(proposed)
-        row["static_dropped"] = dict(dropped)
-        if not kept:
-            reason = "no catalogue site" if not proposed else "every catalogue change fails a static filter"
-            return {**row, "status": "dropped", "stage": "screened", "reason": reason}
         chosen, tried = [], []
         try_timeout = min(to, max(30.0, 5 * public.outcome.seconds))   # a change that hangs is no decision
         for ch in try_order(kept):
