@@ -369,9 +369,12 @@ def test_shipped_set_uses_oracle_validated_tasks_once_with_their_records(shipped
     used = [(s.project_path, r.namespace) for s in samples for r in s.requirements]
     assert len(used) == len(set(used))
     manifest = load_manifest()
-    for project, ns in used:
-        loc = manifest.project(project).task(ns)
-        assert loc is not None and loc.usable, ns
+    for s in samples:                 # the entry at the sample's pinned version (superseded or current)
+        entry = manifest.for_repo_spec(s.repo_spec)
+        assert entry is not None and entry.version == s.repo["version"], s.id
+        for r in s.requirements:
+            loc = entry.task(r.namespace)
+            assert loc is not None and loc.usable, r.namespace
     assert {t.namespace for t in load_tasks(SET2 / "deveval_tasks.jsonl")} == {ns for _, ns in used}
     by_key = {(r["sample_id"], r["req_id"]): r for r in rows}
     label = re.compile(r"\bR\d+\.(I|D)\d+\b|distractor|\bgt[_ ]items?\b", re.I)
