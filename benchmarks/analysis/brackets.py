@@ -24,6 +24,7 @@ import pandas as pd
 from benchmarks.analysis import labels
 from benchmarks.analysis.render import MISSING, Block, Table, fmt_num, is_missing
 from benchmarks.analysis.stats import PAIR_KEYS, paired_pass_difference
+from benchmarks.locoeval import metrics
 
 FLOOR, CEILING, BRACKETS = labels.FLOOR, labels.CEILING, labels.BRACKETS
 ALL = "all"
@@ -44,13 +45,13 @@ def _select(tasks: pd.DataFrame, method: str, backbones: Sequence[str], subset: 
 
 
 def pass_cell(tasks: pd.DataFrame, method: str, backbones: Sequence[str], subset: str | None) -> dict[str, Any]:
-    """Pooled Pass@1 (%) of ``method`` over its scored tasks of ``backbones`` in ``subset`` (None / "all": every subset)."""
+    """Pooled Pass@1 (%, :func:`benchmarks.locoeval.metrics.pass_at_1`) of ``method`` over its scored tasks of ``backbones`` in ``subset`` (None / "all": every subset)."""
     sel = _select(tasks, method, backbones, subset)
     if sel.empty:
         return {"pass1": NAN, "n_tasks": 0, "n_passed": 0, "n_samples": 0, "n_errored": 0, "keys": frozenset()}
     errored = (sel.loc[sel["errored"].astype(bool), ["backbone", "sample_id"]].drop_duplicates().shape[0]
                if "errored" in sel else 0)
-    return {"pass1": 100.0 * float(sel["passed"].mean()), "n_tasks": int(len(sel)), "n_passed": int(sel["passed"].sum()),
+    return {"pass1": 100.0 * float(metrics.pass_at_1(sel["passed"])), "n_tasks": int(len(sel)), "n_passed": int(sel["passed"].sum()),
             "n_samples": int(sel[["backbone", "sample_id"]].drop_duplicates().shape[0]), "n_errored": int(errored),
             "keys": frozenset(map(tuple, sel[[k for k in PAIR_KEYS if k in sel]].astype(str).to_numpy()))}
 

@@ -12,8 +12,9 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from benchmarks.accounting import is_counted
 from benchmarks.analysis import labels
-from benchmarks.analysis.tokens import is_counted
+from benchmarks.locoeval import metrics
 
 
 def _plt() -> Any:
@@ -171,7 +172,7 @@ def pass_by_group(tasks: pd.DataFrame, by: str, *,
         t = t.assign(group=t["n_turns"].map(length_interval), group_order=(t["n_turns"].astype(int) // 10) * 10)
     else:
         raise ValueError(f"pass_by_group: by must be 'k' or 'l', got {by!r}")
-    out = t.groupby(["method", "group", "group_order"]).agg(pass1=("passed", "mean"), n_tasks=("passed", "size"))
+    out = t.groupby(["method", "group", "group_order"]).agg(pass1=("passed", metrics.pass_at_1), n_tasks=("passed", "size"))
     out = out.reset_index()
     out["pass1"] *= 100
     return out[cols].sort_values(["method", "group_order"]).reset_index(drop=True)

@@ -82,7 +82,7 @@ class ReportNumbers:
     ``n_missing``, ``cr``, ``n_cr_samples``) and Table 3 rows (``e2e_tokens_per_conversation``,
     ``cost_usd_per_conversation``), built by :mod:`benchmarks.analysis.tables` as ``scripts.report``
     builds them (a method outside Table 1 gets Pass@1 from the cell function Table 1 uses,
-    :func:`benchmarks.analysis.tables.pass_at_1`). CAB runs: the row of
+    :func:`benchmarks.analysis.tables.pass_cell`). CAB runs: the row of
     :func:`benchmarks.analysis.cab_tables.cab_summary` (Tables 2 and 5)."""
 
     def __init__(self, runs: RunSet, *, n_resamples: int = 2000, seed: int = 0) -> None:
@@ -127,7 +127,7 @@ class ReportNumbers:
         elif not built["tasks"].empty:
             tasks = built["tasks"]
             for subset in labels.order_subsets(set(tasks["subset"].dropna())):
-                cell = tables.pass_at_1(tasks, run.method, [run.backbone], subset)
+                cell = tables.pass_cell(tasks, run.method, [run.backbone], subset)
                 if cell["n_tasks"]:
                     put("pass_at_1", subset, cell["pass1"])
                     for key in ("n_tasks", "n_errored", "n_missing"):

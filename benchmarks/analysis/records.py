@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from benchmarks import records as rec
+from benchmarks.accounting import summarise_events
 from benchmarks.analysis import labels
-from benchmarks.analysis.tokens import summarise_events
+from benchmarks.locoeval import metrics
 from benchmarks.records import Family, RecordError, RunDir, SampleDir, Status
 from reconmem.memory.budgets import BUDGET_NAMES
 
@@ -457,7 +458,7 @@ class RunSet:
                     "project": r.get("project"), "repo_cluster": r.get("repo_cluster") or r.get("project"),
                     "n_turns": r.get("n_turns"), "n_tasks": r.get("n_tasks", len(tasks)),
                     "req_id": t["req_id"], "namespace": t.get("namespace"), "outcome": t.get("outcome"),
-                    "passed": bool(t.get("passed")) and s.ok, "errored": s.errored, "missing": s.missing,
+                    "passed": metrics.task_passed(r, t), "errored": s.errored, "missing": s.missing,
                 })
         cols = ["benchmark", "backbone", "method", "run_id", "repeat", "sample_id", "subset", "project", "repo_cluster",
                 "n_turns", "n_tasks", "req_id", "namespace", "outcome", "passed", "errored", "missing"]

@@ -10,14 +10,16 @@ sample's tasks are failed rows with ``errored`` true) and ``RunSet.samples_frame
   errored and missing samples included (:func:`compared_samples`); a run that selected more
   (``run.limit`` / ``run.ids`` elsewhere) is cut to them and named in the notes. Pass@1, the
   strongest baseline, Δ and its paired bootstrap all come from those tasks.
-* Pass@1 of a cell = passed tasks / all tasks of the method's scored samples in that cell: a
-  sample that errored after the run's retries counts its tasks as failed and is shown in the
-  ``Err.`` column next to the score.
-* CR(M) = Σ input tokens of Full History under M's code retriever (:func:`cr_reference`:
+* Pass@1 of a cell (:func:`benchmarks.locoeval.metrics.pass_at_1` over the cell's task rows) =
+  passed tasks / all tasks of the method's scored samples in that cell: a sample that errored
+  after the run's retries counts its tasks as failed and is shown in the ``Err.`` column next to
+  the score.
+* CR(M) (:func:`benchmarks.locoeval.metrics.cr`) = Σ input tokens of Full History under M's code
+  retriever (:func:`reference_method`:
   ``full`` for dense, ``full_bm25`` for a BM25 run, ...) / Σ input tokens of M, both summed over
   the samples that *every compared method of the row* finished ``ok`` (same backbone, same
-  subset); the table prints that count; without that Full run CR is missing (—). Mock-user /
-  judge / coverage-judge calls excluded. Token and cost tables use the same common samples (an
+  subset); the table prints that count; without that Full run CR is missing (—). Only counted
+  calls (:func:`benchmarks.accounting.is_counted`: mock-user / judge / coverage-judge calls excluded). Token and cost tables use the same common samples (an
   errored sample's tokens are partial).
 * Overall / Average rows need the method on every backbone of the block, else they are missing.
 """
@@ -29,15 +31,17 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from benchmarks.accounting import is_counted
 from benchmarks.analysis import brackets, labels
 from benchmarks.analysis.render import (MISSING, Block, Table, fmt_count, fmt_delta, fmt_num, fmt_ratio,
                                         fmt_tokens_k, fmt_usd, is_missing)
 from benchmarks.analysis.stats import PAIRED_EMPTY, paired_pass_difference, paired_statistic_bootstrap
-from benchmarks.analysis.tokens import RECONMEM_STAGES, STAGE_LABELS, is_counted
 from benchmarks.locoeval import metrics
 from reconmem.memory.budgets import BUDGET_NAMES, RECALL_BUDGET_NAMES
+from reconmem.platform.llm.purposes import PURPOSES
 
 OVERALL = "overall"
+STAGE_LABELS = {**{stage: PURPOSES[stage].label for stage in metrics.STAGES}, "other": "Other"}  # Table 4's columns
 NAN = float("nan")
 INCOMPLETE = "‡"
 INCOMPLETE_NOTE = (f"Miss. = selected samples (the run manifest's selection) without a finished record - no result.json, "
@@ -47,7 +51,7 @@ ERRORED_NOTE = ("Err. = samples that still errored after the run's retries: thei
                 "(the denominator is every task of every scored sample).")
 
 
-def cr_reference(method: str) -> str:
+def reference_method(method: str) -> str:
     """The method a method's CR is measured against: Full History under the same code retriever
     (``reconmem`` -> ``full``, ``reconmem_bm25`` -> ``full_bm25``; :func:`benchmarks.locoeval.metrics.cr_reference`)."""
     return metrics.cr_reference(method[len(labels.base_method(method)) + 1:] or None)
@@ -80,10 +84,10 @@ def _subsets(tasks: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
     return labels.order_subsets(names)
 
 
-def pass_at_1(tasks: pd.DataFrame, method: str, backbones: Sequence[str], subset: str) -> dict[str, Any]:
-    """Pooled Pass@1 (%) of ``method`` over every task of its scored samples of the given backbones
-    in ``subset`` (errored and missing samples' tasks are failed rows); with ``n_errored`` /
-    ``n_missing`` samples."""
+def pass_cell(tasks: pd.DataFrame, method: str, backbones: Sequence[str], subset: str) -> dict[str, Any]:
+    """Pooled Pass@1 (%, :func:`benchmarks.locoeval.metrics.pass_at_1`) of ``method`` over every
+    task of its scored samples of the given backbones in ``subset`` (errored and missing samples'
+    tasks are failed rows); with ``n_errored`` / ``n_missing`` samples."""
     sel = tasks[(tasks["method"] == method) & (tasks["subset"] == subset) & tasks["backbone"].isin(list(backbones))]
     if sel.empty:
         return {"pass1": NAN, "n_tasks": 0, "n_samples": 0, "n_passed": 0, "n_errored": 0, "n_missing": 0}
@@ -93,8 +97,8 @@ def pass_at_1(tasks: pd.DataFrame, method: str, backbones: Sequence[str], subset
         return (sel.loc[sel[col].astype(bool), ["backbone", "sample_id"]].drop_duplicates().shape[0]
                 if col in sel else 0)
 
-    return {"pass1": 100.0 * sel["passed"].mean(), "n_tasks": int(len(sel)), "n_passed": int(sel["passed"].sum()),
-            "n_samples": int(keys.shape[0]), "n_errored": count("errored"), "n_missing": count("missing")}
+    return {"pass1": 100.0 * metrics.pass_at_1(sel["passed"]), "n_tasks": int(len(sel)),
+            "n_passed": int(sel["passed"].sum()), "n_samples": int(keys.shape[0]), "n_errored": count("errored"), "n_missing": count("missing")}
 
 
 def missing_samples(samples: pd.DataFrame, method: str, backbones: Sequence[str], subset: str | None) -> int:
@@ -149,7 +153,7 @@ def compared_methods(samples: pd.DataFrame, methods: Sequence[str], backbone: st
     if subset is not None:
         sel = sel[sel["subset"] == subset]
     present = set(sel["method"])
-    return [m for m in dict.fromkeys([*methods, *map(cr_reference, methods)]) if m in present]
+    return [m for m in dict.fromkeys([*methods, *map(reference_method, methods)]) if m in present]
 
 
 def compared_samples(tasks: pd.DataFrame, methods: Sequence[str], backbone: str, subset: str
@@ -206,12 +210,13 @@ def common_samples(samples: pd.DataFrame, methods: Sequence[str], backbone: str,
     return set.intersection(*sets) if sets else set()
 
 
-def compression_ratio(samples: pd.DataFrame, method: str, backbones: Sequence[str], subset: str | None,
-                      reference: str | None = None, *, common: dict[str, set[str]] | None = None) -> dict[str, Any]:
-    """CR = Σ input(reference) / Σ input(method), pooled over the backbones, each over its
-    ``common[backbone]`` samples (default: the samples ok for both the method and the reference);
-    the reference defaults to :func:`cr_reference` (Full History under the method's retriever)."""
-    reference = reference or cr_reference(method)
+def cr_cell(samples: pd.DataFrame, method: str, backbones: Sequence[str], subset: str | None,
+            reference: str | None = None, *, common: dict[str, set[str]] | None = None) -> dict[str, Any]:
+    """CR (:func:`benchmarks.locoeval.metrics.cr`) of Σ input(reference) and Σ input(method), pooled
+    over the backbones, each over its ``common[backbone]`` samples (default: the samples ok for both
+    the method and the reference);
+    the reference defaults to :func:`reference_method` (Full History under the method's retriever)."""
+    reference = reference or reference_method(method)
     ok = _ok(samples)
     if ok.empty or "input_tokens" not in ok:
         return {"cr": NAN, "n_common": 0}
@@ -225,9 +230,8 @@ def compression_ratio(samples: pd.DataFrame, method: str, backbones: Sequence[st
     if common is not None:
         allowed = {(bb, s) for bb, ids in common.items() for s in ids}
         both = both[[(bb, s) in allowed for bb, s in zip(both["backbone"], both["sample_id"])]]
-    if both.empty or both["input_tokens_m"].sum() <= 0:
-        return {"cr": NAN, "n_common": int(len(both))}
-    return {"cr": float(both["input_tokens_ref"].sum() / both["input_tokens_m"].sum()), "n_common": int(len(both))}
+    ratio = None if both.empty else metrics.cr(both["input_tokens_ref"].sum(), both["input_tokens_m"].sum())
+    return {"cr": NAN if ratio is None else float(ratio), "n_common": int(len(both))}
 
 
 def _paired(tasks: pd.DataFrame, a: str, b: str, backbones: Sequence[str], subset: str, n_resamples: int,
@@ -264,13 +268,13 @@ def _table1_cells(tasks: pd.DataFrame, samples: pd.DataFrame, methods: Sequence[
     cells: dict[tuple[str, str], dict[str, Any]] = {}
     for bb in backbones:
         for m in methods:
-            cells[(bb, m)] = {**pass_at_1(tasks, m, [bb], subset),
-                              **compression_ratio(samples, m, [bb], subset, common={bb: common[bb]})}
+            cells[(bb, m)] = {**pass_cell(tasks, m, [bb], subset),
+                              **cr_cell(samples, m, [bb], subset, common={bb: common[bb]})}
             cells[(bb, m)]["n_missing"] = max(cells[(bb, m)]["n_missing"], missing_samples(samples, m, [bb], subset))
     for m in methods:
         if all(not is_missing(cells[(bb, m)]["pass1"]) for bb in backbones):
-            cells[(OVERALL, m)] = {**pass_at_1(tasks, m, backbones, subset),
-                                   **compression_ratio(samples, m, backbones, subset, common=common)}
+            cells[(OVERALL, m)] = {**pass_cell(tasks, m, backbones, subset),
+                                   **cr_cell(samples, m, backbones, subset, common=common)}
             cells[(OVERALL, m)]["n_missing"] = sum(cells[(bb, m)]["n_missing"] for bb in backbones)
             if any(is_missing(cells[(bb, m)]["cr"]) for bb in backbones):
                 cells[(OVERALL, m)]["cr"] = NAN
@@ -462,9 +466,9 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
     ok = _ok(samples)
     sel_all = ok[ok["method"] == method] if not ok.empty else ok
     tok_cols = [c for c in samples.columns if c.startswith("tok_")] if not samples.empty else []
-    other_cols = [c for c in tok_cols if c[4:] not in RECONMEM_STAGES and is_counted(c[4:])]
+    other_cols = [c for c in tok_cols if c[4:] not in metrics.STAGES and is_counted(c[4:])]
     has_other = bool(other_cols) and not sel_all.empty and float(sel_all[other_cols].sum().sum()) > 0
-    stages = [*RECONMEM_STAGES, *(["other"] if has_other else [])]
+    stages = [*metrics.STAGES, *(["other"] if has_other else [])]
     rows, blocks = [], []
     used = []
     for subset in labels.order_subsets(set(sel_all["subset"].dropna()) if not sel_all.empty else set()):
@@ -482,7 +486,7 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
             used.append(sel)
             unpriced_by_bb[bb] = _unpriced(sel)
             m = {st: float(sel[f"tok_{st}"].mean()) if f"tok_{st}" in sel and len(sel) else 0.0
-                 for st in RECONMEM_STAGES}
+                 for st in metrics.STAGES}
             if has_other:
                 m["other"] = float(sel[other_cols].sum(axis=1).mean()) if len(sel) else 0.0
             m["total"] = float(sel["e2e_tokens"].mean()) if len(sel) else NAN
@@ -555,13 +559,13 @@ def cr_match(budgets: dict[str, Any] | None, gaps: Sequence[Any], *, reference: 
 
 def _paired_cr(samples: pd.DataFrame, a: str, b: str, backbone: str, subset: str, common: set[str],
                n_resamples: int, seed: int) -> dict[str, Any]:
-    """Paired bootstrap of CR(a) - CR(b) (both against their Full History, :func:`cr_reference`; none when
+    """Paired bootstrap of CR(a) - CR(b) (both against their Full History, :func:`reference_method`; none when
     the two have different references) over the common ok samples (resampling repositories, then
     samples; repeats pooled)."""
     out = {"cr_diff": NAN, "cr_ci_low": NAN, "cr_ci_high": NAN, "cr_p_value": NAN, "cr_n_paired": 0}
     ok = _ok(samples)
-    reference = cr_reference(b)
-    if ok.empty or "input_tokens" not in ok or not common or cr_reference(a) != reference:
+    reference = reference_method(b)
+    if ok.empty or "input_tokens" not in ok or not common or reference_method(a) != reference:
         return out
     keys = ["backbone", "sample_id", *(["repeat"] if "repeat" in ok else [])]
     sel = ok[(ok["backbone"] == backbone) & (ok["subset"] == subset) & ok["sample_id"].isin(common)]
@@ -576,8 +580,8 @@ def _paired_cr(samples: pd.DataFrame, a: str, b: str, backbone: str, subset: str
     vals = both[[reference, a, b]].to_numpy(dtype=float)
 
     def stat(x: np.ndarray) -> float:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return float(x[:, 0].sum() / x[:, 1].sum() - x[:, 0].sum() / x[:, 2].sum())
+        cr_a, cr_b = metrics.cr(x[:, 0].sum(), x[:, 1].sum()), metrics.cr(x[:, 0].sum(), x[:, 2].sum())
+        return NAN if cr_a is None or cr_b is None else float(cr_a - cr_b)
 
     res = paired_statistic_bootstrap(vals, stat, clusters=both["repo_cluster"].astype(str).to_numpy()
                                      if "repo_cluster" in both else None, n_resamples=n_resamples, seed=seed)
@@ -633,7 +637,7 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
             cells_r = {}
             for m in methods:
                 for s in subsets:
-                    c = {**pass_at_1(tr, m, [bb], s), **compression_ratio(sr, m, [bb], s, common={bb: common_r[s]})}
+                    c = {**pass_cell(tr, m, [bb], s), **cr_cell(sr, m, [bb], s, common={bb: common_r[s]})}
                     c["n_missing"] = max(c["n_missing"], missing_samples(sr, m, [bb], s))
                     cells_r[(m, s)] = c
             per_repeat.append((cells_r, common_r))

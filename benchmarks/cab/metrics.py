@@ -22,10 +22,11 @@ What is counted (one denominator, docs/cab.md "What is counted"):
 Token categories, per ledger event (input + output tokens, cached calls included - a cache hit
 stands for the call the protocol makes):
 
+* only a counted call (:func:`benchmarks.accounting.is_counted`) has one: user-agent and judge
+  calls belong to neither;
 * memory: ``role == "memory"`` (calls made inside the context manager's context_for / observe)
   or a memory purpose (:data:`reconmem.platform.llm.purposes.MEMORY_PURPOSES`);
-* maintainer: ``role == "maintainer"`` (or, without a role tag, a maintainer purpose) and not memory;
-* user-agent and judge calls belong to neither.
+* maintainer: ``role == "maintainer"`` (or, without a role tag, a maintainer purpose) and not memory.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any, Iterable, Mapping, Sequence
 
+from benchmarks.accounting import is_counted
 from benchmarks.records import Status, sample_class
 from reconmem.platform.llm.purposes import MEMORY_PURPOSES, Kind, purposes_of
 
@@ -46,9 +48,12 @@ VERBOSITY_LABELS = {"APPROPRIATE": "appropriate", "VERBOSE": "verbose", "CONCISE
 
 
 def event_category(event: Mapping[str, Any]) -> str | None:
-    """``"memory"``, ``"maintainer"`` or ``None`` (user agent, judge, anything else)."""
+    """``"memory"``, ``"maintainer"`` or ``None`` (a call not counted: user agent, judge; or an
+    untagged call of neither kind)."""
     role = event.get("role")
     purpose = event.get("purpose")
+    if not is_counted(purpose):
+        return None
     if role == "memory" or purpose in MEMORY_PURPOSES:
         return "memory"
     if role == "maintainer" or (role is None and purpose in MAINTAINER_PURPOSES):

@@ -4,15 +4,15 @@ Inputs are the records a run writes: ``result.json`` dicts (``results``) and led
 (``ledger.jsonl`` rows, grouped per sample as ``{sample_id: [event, ...]}``). Only
 :func:`read_run`, :func:`summarize_run` and :func:`compression_ratio_between` touch the disk.
 
-Token accounting (paper §3.3): calls that simulate or evaluate (the mock user, the judges, the
-builder: :data:`reconmem.platform.llm.purposes.EXCLUDED_PURPOSES`) are excluded everywhere; every
-other call (response generation and any context-management call) counts. CR(M) = cumulative input
-tokens of Full / of M over the same samples; end-to-end tokens = input + output of the counted
+Token accounting (paper §3.3): the counted calls are :func:`benchmarks.accounting.is_counted`'s
+(the mock user, the judges and the builder excluded; response generation and any
+context-management call counted). CR(M) = cumulative input tokens of Full / of M over the same
+samples (:func:`cr`); end-to-end tokens = input + output of the counted
 calls; the Full run is Full History under the run's own code retriever (:func:`cr_reference`).
 Cached responses count with the usage they had when first computed (a cache hit replays the same
 prompt).
-Pass@1 is the fraction (0..1) of function-generation tasks whose tests passed, over **every task of
-every scored sample**: a sample that still errored after the run's retries (``status: error``)
+Pass@1 (:func:`pass_at_1`) is the fraction (0..1) of function-generation tasks whose tests passed,
+over **every task of every scored sample** (:func:`task_passed`): a sample that still errored after the run's retries (``status: error``)
 counts all its tasks as failed and is counted in ``n_errored``; a selected sample that never
 finished (``interrupted``, or ``missing``: no result.json) counts its tasks as failed too and is
 counted in ``n_missing`` (the paper scores all 320 tasks; an error or a gap never improves a score). Token figures (CR, tokens per conversation) use ``ok`` samples
@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.accounting import is_counted
 from benchmarks.records import RunDir, sample_class
-from reconmem.platform.llm.purposes import EXCLUDED_PURPOSES
 
 # Table 4's stages (ReConMem's four purposes), in the paper's order.
 STAGES = ("turn_generation", "task_generation", "memory_sketching", "memory_update")
@@ -38,13 +38,9 @@ LENGTH_BINS = ((30, 40), (40, 50), (50, 60), (60, 70))
 Events = Sequence[Mapping[str, Any]]
 
 
-def is_counted(event: Mapping[str, Any]) -> bool:
-    """Whether a ledger event belongs to the evaluated system (not user simulation / judging)."""
-    return event.get("purpose") not in EXCLUDED_PURPOSES
-
-
 def counted(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [e for e in events if is_counted(e)]
+    """The ledger events of counted calls (:func:`benchmarks.accounting.is_counted`)."""
+    return [e for e in events if is_counted(e.get("purpose"))]
 
 
 # ------------------------------------------------------------------------------------- Pass@1
@@ -67,12 +63,18 @@ def scored_results(results: Iterable[Mapping[str, Any]]) -> list[Mapping[str, An
     return [r for r in results if sample_class(r) != "excluded"]
 
 
+def task_passed(result: Mapping[str, Any], task: Mapping[str, Any]) -> bool:
+    """Whether one task of a scored sample counts as passed: its tests passed and the sample
+    finished ``ok`` (an errored or missing sample's tasks are failures)."""
+    return sample_class(result) == "ok" and bool(task.get("passed"))
+
+
 def sample_outcomes(result: Mapping[str, Any]) -> list[bool]:
-    """One bool per task of a scored sample: its tests' outcome; all False for an errored sample
+    """One bool per task of a scored sample (:func:`task_passed`); all False for an errored sample
     (its recorded task list, else ``n_tasks`` of them)."""
     tasks = result.get("tasks") or []
     if sample_class(result) == "ok":
-        return [bool(t.get("passed")) for t in tasks]
+        return [task_passed(result, t) for t in tasks]
     return [False] * (len(tasks) if tasks else int(result.get("n_tasks") or 0))
 
 
@@ -81,18 +83,22 @@ def task_outcomes(results: Iterable[Mapping[str, Any]]) -> list[bool]:
     return [o for r in scored_results(results) for o in sample_outcomes(r)]
 
 
-def pass_at_1(results: Iterable[Mapping[str, Any]], *, subset: str | None = None) -> float | None:
-    """Fraction of passed tasks (0..1) over every task of the scored samples, optionally of one
-    subset; None if no task."""
-    rs = [r for r in results if subset is None or r.get("subset") == subset]
-    outcomes = task_outcomes(rs)
-    return sum(outcomes) / len(outcomes) if outcomes else None
+def pass_at_1(outcomes: Iterable[bool]) -> float | None:
+    """Pass@1: the fraction (0..1) of passed tasks among ``outcomes`` — one per task of every
+    scored sample (:func:`task_outcomes`, or the analysis' task rows); None without a task."""
+    values = list(outcomes)
+    return sum(values) / len(values) if values else None
+
+
+def results_pass_at_1(results: Iterable[Mapping[str, Any]], *, subset: str | None = None) -> float | None:
+    """:func:`pass_at_1` over every task of the scored samples of ``results``, optionally of one subset."""
+    return pass_at_1(task_outcomes(r for r in results if subset is None or r.get("subset") == subset))
 
 
 def pass_at_1_by_subset(results: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     """``{"single-hop": .., "multi-hop": .., "overall": ..}``."""
-    out: dict[str, float | None] = {s: pass_at_1(results, subset=s) for s in SUBSETS}
-    out["overall"] = pass_at_1(results)
+    out: dict[str, float | None] = {s: results_pass_at_1(results, subset=s) for s in SUBSETS}
+    out["overall"] = results_pass_at_1(results)
     return out
 
 
@@ -103,7 +109,7 @@ def pass_at_1_by(results: Sequence[Mapping[str, Any]], key: Callable[[Mapping[st
         k = key(r)
         if k is not None:
             groups[k].append(r)
-    return {k: pass_at_1(v) for k, v in sorted(groups.items(), key=lambda kv: str(kv[0]))}
+    return {k: results_pass_at_1(v) for k, v in sorted(groups.items(), key=lambda kv: str(kv[0]))}
 
 
 def task_count(result: Mapping[str, Any]) -> int:
@@ -180,9 +186,15 @@ def mean_conversation_tokens(ledgers: Mapping[str, Events]) -> dict[str, float] 
     return out
 
 
+def cr(full_input_tokens: float, method_input_tokens: float) -> float | None:
+    """CR(M) = InputTokens(Full) / InputTokens(M) (Eq. 10), both summed over the same samples;
+    None when M used no input token (numpy scalars in, a numpy scalar out)."""
+    return full_input_tokens / method_input_tokens if method_input_tokens > 0 else None
+
+
 def compression_ratio(method_ledgers: Mapping[str, Events], full_ledgers: Mapping[str, Events],
                       *, sample_ids: Iterable[str] | None = None) -> float | None:
-    """CR(M) = InputTokens(Full) / InputTokens(M) over the samples both runs finished (Eq. 10)."""
+    """:func:`cr` over the samples both runs finished."""
     common = set(method_ledgers) & set(full_ledgers)
     if sample_ids is not None:
         common &= set(sample_ids)
@@ -190,7 +202,7 @@ def compression_ratio(method_ledgers: Mapping[str, Events], full_ledgers: Mappin
         return None
     m = sum(input_tokens(method_ledgers[s]) for s in common)
     f = sum(input_tokens(full_ledgers[s]) for s in common)
-    return f / m if m else None
+    return cr(f, m)
 
 
 # ------------------------------------------------------------------------------ run summaries

@@ -55,7 +55,7 @@ def _dir(root: Path, method: str) -> Path:
 def test_cr_reference_names_full_under_the_same_retriever():
     assert [metrics.cr_reference(r) for r in (None, "dense", "bm25", "hybrid")] == [
         "full", "full", "full_bm25", "full_hybrid"]
-    assert [tables.cr_reference(m) for m in ("reconmem", "full", "full_bm25", "reconmem_hybrid", "reconmem_wo_gae")] == [
+    assert [tables.reference_method(m) for m in ("reconmem", "full", "full_bm25", "reconmem_hybrid", "reconmem_wo_gae")] == [
         "full", "full", "full_bm25", "full_hybrid", "full"]
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.analysis import labels
 from benchmarks.analysis.records import CAB, LOCOEVAL, RecordError, load_run, load_runs
-from benchmarks.analysis.tokens import category, summarise_events
+from benchmarks.accounting import summarise_events
 
 
 def test_discovers_every_run(runset):

@@ -267,7 +267,7 @@ def test_agrees_with_the_locoeval_runner_metrics(frames, results_dir):
         base = results_dir / "locoeval" / bb
         run = metrics.read_run(base / "reconmem" / "fixture")
         for subset in ("single-hop", "multi-hop"):
-            assert cell(d, subset, bb, "reconmem", "pass1") == pytest.approx(100 * metrics.pass_at_1(run["results"], subset=subset))
+            assert cell(d, subset, bb, "reconmem", "pass1") == pytest.approx(100 * metrics.results_pass_at_1(run["results"], subset=subset))
             ids = [r["sample_id"] for r in run["results"] if r.get("subset") == subset]
             assert cell(d, subset, bb, "reconmem", "cr") == pytest.approx(
                 metrics.compression_ratio_between(base / "reconmem" / "fixture", base / "full" / "fixture", sample_ids=ids))

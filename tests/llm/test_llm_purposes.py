@@ -240,7 +240,8 @@ def test_call_purposes_are_every_kind_but_the_spend_seed():
 
 # ------------------------------------------------------------------------------ consumers
 def test_the_metrics_sets_are_the_taxonomys():
-    from benchmarks.analysis import inspect_export, tokens
+    from benchmarks import accounting
+    from benchmarks.analysis import inspect_export, tables
     from benchmarks.cab import metrics as cab_metrics
     from benchmarks.locoeval import metrics as loco_metrics
 
@@ -250,14 +251,16 @@ def test_the_metrics_sets_are_the_taxonomys():
                                "persona"}
     assert cab_metrics.MEMORY_PURPOSES is MEMORY_PURPOSES
     assert cab_metrics.MAINTAINER_PURPOSES == {"turn_generation", "maintainer_tool_step"}
-    assert loco_metrics.EXCLUDED_PURPOSES is EXCLUDED_PURPOSES
-    assert tokens.RESPONSE_PURPOSES is RESPONSE_PURPOSES and inspect_export.RESPONSE_PURPOSES is RESPONSE_PURPOSES
+    assert accounting.EXCLUDED_PURPOSES is EXCLUDED_PURPOSES
+    assert accounting.RESPONSE_PURPOSES is RESPONSE_PURPOSES and inspect_export.RESPONSE_PURPOSES is RESPONSE_PURPOSES
     assert set(loco_metrics.STAGES) <= set(PURPOSES)
-    assert tokens.STAGE_LABELS == {"turn_generation": "Turn Generation", "task_generation": "Task Generation",
+    assert tables.STAGE_LABELS == {"turn_generation": "Turn Generation", "task_generation": "Task Generation",
                                    "memory_sketching": "Memory Sketching", "memory_update": "Memory Update",
                                    "other": "Other"}
-    assert [tokens.category(p) for p in ("judge", "task_generation", "persona", "unregistered")] == \
+    assert [accounting.call_class(p) for p in ("judge", "task_generation", "persona", "unregistered")] == \
         ["excluded", "response", "memory", "memory"]
+    assert [accounting.is_counted(p) for p in ("coverage_judge", "mock_user", "turn_generation", "unregistered")] == \
+        [False, False, True, True]
 
 
 def test_the_estimator_prices_each_purpose_on_its_roles_backbone():

@@ -38,14 +38,15 @@ LEDGER_FULL = {
 
 def test_pass_at_1_counts_every_task_of_every_scored_sample():
     # a(1/2) b(1/1) c(1/3) and the errored d, whose 2 tasks count as failed -> 3/8 overall
-    assert M.pass_at_1(RESULTS) == pytest.approx(3 / 8)
+    assert M.results_pass_at_1(RESULTS) == pytest.approx(3 / 8)
     assert M.pass_at_1_by_subset(RESULTS) == pytest.approx({"single-hop": 2 / 3, "multi-hop": 1 / 5, "overall": 3 / 8})
-    assert M.pass_at_1([]) is None
+    assert M.results_pass_at_1([]) is None and M.pass_at_1([]) is None
+    assert M.pass_at_1([True, False, False, True]) == 0.5
     assert M.pass_at_1_by(RESULTS, M.task_count) == pytest.approx({1: 1.0, 2: 1 / 4, 3: 1 / 3})
     assert M.pass_at_1_by(RESULTS, M.length_bin) == pytest.approx(
         {"[30,40)": 0.5, "[40,50)": 0.0, "[50,60)": 1.0, "[60,70)": 1 / 3})
     # Before (ok samples only) the errored sample vanished and the score rose to 3/6.
-    assert M.pass_at_1(M.ok_results(RESULTS)) == pytest.approx(0.5)
+    assert M.results_pass_at_1(M.ok_results(RESULTS)) == pytest.approx(0.5)
 
 
 def test_errored_and_interrupted_samples():
@@ -59,7 +60,7 @@ def test_errored_and_interrupted_samples():
     # An interrupted (or missing) selected sample is scored, its tasks failed.
     assert M.scored_results([{"status": "interrupted"}, {"status": "ok", "tasks": []}]) == [
         {"status": "interrupted"}, {"status": "ok", "tasks": []}]
-    assert M.pass_at_1([{"status": "interrupted", "n_tasks": 2}, {"status": "ok", "tasks": [{"passed": True}]}]) \
+    assert M.results_pass_at_1([{"status": "interrupted", "n_tasks": 2}, {"status": "ok", "tasks": [{"passed": True}]}]) \
         == pytest.approx(1 / 3)
 
 
@@ -86,6 +87,7 @@ def test_compression_ratio():
     assert M.compression_ratio(LEDGER_M, LEDGER_FULL, sample_ids=["b"]) == pytest.approx(600 / 170)
     assert M.compression_ratio(LEDGER_FULL, LEDGER_FULL) == pytest.approx(1.0)
     assert M.compression_ratio(LEDGER_M, {}) is None
+    assert M.cr(2600, 670) == 2600 / 670 and M.cr(2600, 0) is None
 
 
 def _write_run(root, results, ledgers):
