@@ -66,6 +66,13 @@ def test_a_run_answered_through_the_batch_api_finishes_and_pays_each_request_onc
     assert max(server.received.values()) == 1 and server.duplicate_paid() == {}
     assert sum(len(b.answered) for b in state.batches) == len(server.paid)
     assert RunDir(run_dir).manifest["answered_by"] == {"backbone": "gpt-5-mini, batch stand-in"}
+    # the run's ledger records what the provider billed (the batch rate), not the standard rate
+    billed = sum(b.cost_usd for b in state.batches)
+    sample = RunDir(run_dir).sample(RunDir(run_dir).manifest["selected"][0]["sample_id"])
+    paid = [e for e in sample.ledger() if not e.get("cached")]
+    assert billed > 0 and paid and all(e.get("billed") == "transport" for e in paid)
+    recorded = sum(e["cost_usd"] for e in paid) + sample.result()["earlier_attempts_cost_usd"]
+    assert recorded == pytest.approx(billed, rel=1e-6)
     assert exchange_main(["submit", str(run_dir), "--backbone", "gpt5_mini", "--api-base", server.url]) == 0
     assert "nothing to submit: 0 request(s)" in capsys.readouterr().out
 

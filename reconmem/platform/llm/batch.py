@@ -519,11 +519,12 @@ def _collect_one(run_dir: Path, folder: Path, record: BatchRecord, api_base: str
     for cid in good:
         failed.pop(cid, None)
     answered: list[str] = []
+    price = pricing.batch_price(record.pricing_model) or pricing.price(record.pricing_model)
     if good:
         answers = folder / f"batch-{record.batch_id}-answers.jsonl"
         ids = list(good)
         atomic_write_text(answers, "\n".join(good.values()) + "\n")
-        imported = import_batch_output(run_dir, answers)
+        imported = import_batch_output(run_dir, answers, price=price)
         answered = sorted(set(imported.imported) | set(imported.unchanged))
         for error in imported.errors:  # "<file>:<line>: why": the line names the request
             where = error[len(str(answers)) + 1:].split(":", 1)[0] if error.startswith(f"{answers}:") else ""
@@ -534,7 +535,6 @@ def _collect_one(run_dir: Path, folder: Path, record: BatchRecord, api_base: str
     for cid in record.custom_ids:
         if cid not in answered and cid not in failed:
             failed[cid] = f"no answer in the batch's files (batch {record.status})"
-    price = pricing.batch_price(record.pricing_model) or pricing.price(record.pricing_model)
     record.answered = answered
     record.failed = failed
     record.input_tokens, record.output_tokens = tin, tout  # every HTTP 200 answer is billed

@@ -192,7 +192,7 @@ class LLMClient:
             extra["refit"] = refit
         _LAST_EVENT.event = self.ledger.record(purpose, usage, cached=False, model=response.model, seconds=seconds,
                                                backbone=self.spec.name,
-                                               cost_usd=price.cost(usage.input_tokens, usage.output_tokens), **extra)
+                                               cost_usd=self._cost(completion, usage, price, extra), **extra)
         return response
 
     def chat_json(self, messages: Sequence[Mapping[str, Any]], *, purpose: str,
@@ -355,6 +355,15 @@ class LLMClient:
         if retry_after is not None:
             return min(self.retry_max_delay, retry_after)
         return min(self.retry_max_delay, self.retry_base_delay * (2 ** attempt)) * (0.5 + random.random())
+
+    @staticmethod
+    def _cost(completion: Completion, usage: Usage, price: Price, extra: dict[str, Any]) -> float:
+        """What this call cost: the provider's bill when the transport knows it (a batch answer; the
+        event then says ``billed: "transport"``), else the tokens at the backbone's standard rate."""
+        if completion.cost_usd is not None:
+            extra["billed"] = "transport"
+            return completion.cost_usd
+        return price.cost(usage.input_tokens, usage.output_tokens)
 
     def _json_failure(self, purpose: str, reason: str, text: str, event: dict[str, Any] | None) -> None:
         if event is not None:

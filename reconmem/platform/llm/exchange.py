@@ -70,6 +70,7 @@ from typing import Any
 
 from reconmem.platform.llm.errors import ExchangeConflict, ExchangePending, LLMError
 from reconmem.platform.llm.ledger import current_tags
+from reconmem.platform.llm.pricing import Price
 from reconmem.platform.llm.response import Completion, Usage
 
 EXCHANGE_DIR = "exchange"
@@ -306,9 +307,11 @@ def pending_requests(run_dir: str | Path) -> list[dict[str, Any]]:
     return ExchangeFolder(exchange_dir(run_dir)).pending()
 
 
-def import_batch_output(run_dir: str | Path, path: str | Path) -> ImportReport:
-    """Import an OpenAI Batch output JSONL file into the run's exchange folder."""
-    return _import_jsonl(ExchangeFolder(exchange_dir(run_dir)), Path(path))
+def import_batch_output(run_dir: str | Path, path: str | Path, *, price: Price | None = None) -> ImportReport:
+    """Import an OpenAI Batch output JSONL file into the run's exchange folder. ``price``: the rate the
+    provider billed these answers at (its batch rate); each answer then carries its cost, which the
+    client records in the ledger instead of the backbone's standard rate."""
+    return _import_jsonl(ExchangeFolder(exchange_dir(run_dir)), Path(path), price)
 
 
 def import_answers(run_dir: str | Path, path: str | Path | None = None) -> ImportReport:
@@ -331,7 +334,7 @@ def import_answers(run_dir: str | Path, path: str | Path | None = None) -> Impor
     return ImportReport(errors=[f"{source}: no such file or directory"])
 
 
-def _import_jsonl(folder: ExchangeFolder, path: Path) -> ImportReport:
+def _import_jsonl(folder: ExchangeFolder, path: Path, price: Price | None = None) -> ImportReport:
     report = ImportReport()
     if not path.is_file():
         report.errors.append(f"{path}: no such file")
@@ -360,6 +363,10 @@ def _import_jsonl(folder: ExchangeFolder, path: Path) -> ImportReport:
             continue
         try:
             completion = completion_from_batch_row(row, lines[cid])
+            if price is not None:
+                usage = completion.get("usage") or {}
+                completion["cost_usd"] = round(price.cost(int(usage.get("input_tokens") or 0),
+                                                          int(usage.get("output_tokens") or 0)), 10)
             _record(folder, report, cid, completion, where)
         except AnswerError as exc:
             report.errors.append(f"{where}: {exc}")
@@ -499,7 +506,8 @@ def completion_from_store(data: Mapping[str, Any]) -> Completion:
                                                          int(usage.get("output_tokens") or 0),
                                                          usage.get("reasoning_tokens")),
                       model=str(data.get("model") or ""), finish_reason=data.get("finish_reason"),
-                      raw=dict(data.get("raw") or {}))
+                      raw=dict(data.get("raw") or {}),
+                      cost_usd=None if data.get("cost_usd") is None else float(data["cost_usd"]))
 
 
 def render_markdown(cid: str, request: Mapping[str, Any], *, purpose: str, sample: str | None,

@@ -37,7 +37,9 @@ class LLMResponse:
 @dataclass
 class Completion:
     """What a transport returns. ``usage`` None means the client counts tokens itself. ``deferred``: an
-    exchange placeholder for an answer still to come (neither cached nor recorded)."""
+    exchange placeholder for an answer still to come (neither cached nor recorded). ``cost_usd``: what
+    the provider billed for this answer when the transport knows it (a batch answer, at the batch
+    rate); None = the client prices it at the backbone's standard rate."""
 
     text: str
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -46,6 +48,7 @@ class Completion:
     finish_reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     deferred: bool = False
+    cost_usd: float | None = None
 
 
 def response_to_cache(response: LLMResponse) -> dict[str, Any]:
