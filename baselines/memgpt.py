@@ -43,6 +43,7 @@ from baselines.common import memory_call, supports_function_calling
 from baselines.repo_context import adaptation_k, render_code_block, repo_items
 from reconmem.platform.context import MEMORY, RECENT, Context, ContextItem, ContextManager, Reply, Session, Turn, build_messages
 from reconmem.platform.fit import fit_input, fit_prompt, group_history, prompt_budget
+from reconmem.platform.tools import ToolCall, function_tool, reply_tool_calls, tool_call_message, tool_result_message
 
 _CALL_IDS = itertools.count(1)  # process-wide ids tagging JSON-protocol steps in the ledger
 _HEARTBEAT = {"type": "boolean", "description": "true to get control back after this function returns (to call another function)"}
@@ -88,7 +89,7 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
 
 def tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
     """OpenAI/litellm ``tools=`` entries for the named functions (all by default)."""
-    return [{"type": "function", "function": {"name": n, **FUNCTIONS[n]}} for n in (names or list(FUNCTIONS))]
+    return [function_tool(n, FUNCTIONS[n]["description"], FUNCTIONS[n]["parameters"]) for n in (names or list(FUNCTIONS))]
 
 
 def _protocol_text(names: list[str]) -> str:
@@ -316,13 +317,11 @@ class MemGPT(ContextManager):
         self._last_fit = fitted.meta
         if self._use_tools():
             resp = llm.chat(messages, purpose=purpose, tools=tool_schemas(offered))
-            calls = [{"id": c.get("id") or f"call_{len(self.log)}_{i}", "name": c.get("name"),
-                      "arguments": c.get("arguments") or {}} for i, c in enumerate(resp.tool_calls)]
+            calls = [{"id": c.id, "name": c.name, "arguments": c.arguments or {}}
+                     for c in reply_tool_calls(resp, id_prefix=f"call_{len(self.log)}_")]
             if calls:
-                self.buffer.append({"role": "assistant", "content": resp.text or "", "tool_calls": [
-                    {"id": c["id"], "type": "function",
-                     "function": {"name": c["name"], "arguments": json.dumps(c["arguments"], ensure_ascii=False)}}
-                    for c in calls]})
+                self.buffer.append(tool_call_message(resp.text or "", [ToolCall(c["id"], c["name"], c["arguments"])
+                                                                       for c in calls], ensure_ascii=False))
             elif resp.text:
                 self.buffer.append({"role": "assistant", "content": resp.text})
             return calls, resp.text.strip(), {"input_tokens": resp.usage.input_tokens, "output_tokens": resp.usage.output_tokens}
@@ -344,7 +343,7 @@ class MemGPT(ContextManager):
     def _push_result(self, call: dict[str, Any], result: dict[str, Any]) -> None:
         content = json.dumps(result, ensure_ascii=False)
         if self._use_tools():
-            self.buffer.append({"role": "tool", "tool_call_id": call["id"], "name": call["name"], "content": content})
+            self.buffer.append(tool_result_message(call["id"], call["name"], content))
         else:
             self.buffer.append({"role": "user", "content": f"[Function return] {call['name']}: {content}"})
 

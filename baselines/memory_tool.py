@@ -40,23 +40,15 @@ from baselines.common import supports_function_calling
 from baselines.repo_context import adaptation_k, render_code_block, repo_items
 from reconmem.platform.context import MEMORY, RECENT, Context, ContextItem, ContextManager, Reply, Session, Turn
 from reconmem.platform.fit import fit_prompt, prompt_budget
+from reconmem.platform.tools import ToolCall, function_tool, reply_tool_calls, tool_call_message, tool_result_message
 
 TOOL_NAME = "compress_history"
-TOOL_SCHEMA: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": TOOL_NAME,
-        "description": "Replace a span of earlier turns by a summary you write; the turns then leave the context.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "span": {"type": "string", "description": "first-last turn numbers, inclusive, e.g. \"3-7\""},
-                "summary": {"type": "string", "description": "what of these turns you still need later"},
-            },
-            "required": ["span", "summary"],
-        },
-    },
-}
+TOOL_SCHEMA = function_tool(
+    TOOL_NAME, "Replace a span of earlier turns by a summary you write; the turns then leave the context.",
+    {"type": "object",
+     "properties": {"span": {"type": "string", "description": "first-last turn numbers, inclusive, e.g. \"3-7\""},
+                    "summary": {"type": "string", "description": "what of these turns you still need later"}},
+     "required": ["span", "summary"]})
 _BLOCK = re.compile(r"```\s*compress_history\s*\n(.*?)```", re.DOTALL)
 _SPAN = re.compile(r"^\s*(\d+)\s*(?:-|–|\.\.|to)\s*(\d+)\s*$")
 
@@ -207,7 +199,7 @@ class MemoryTool(ContextManager):
                     context = self._context(query, fitted, used)
                 if self._use_tools():
                     resp = session.llm.chat(fitted.messages, purpose=purpose, tools=[TOOL_SCHEMA] if tool else None)
-                    calls = [c for c in resp.tool_calls if c.get("name") == TOOL_NAME] if tool else []
+                    calls = reply_tool_calls(resp, names=[TOOL_NAME]) if tool else []
                     reply_text = resp.text or ""
                 else:
                     resp = session.llm.chat(fitted.messages, purpose=purpose)
@@ -235,7 +227,7 @@ class MemoryTool(ContextManager):
         context.meta["compressions"] = applied
         return Reply(text=text, context=context, meta={"steps": steps, "compressions": len(applied)})
 
-    def _text_calls(self, text: str) -> list[dict[str, Any]]:
+    def _text_calls(self, text: str) -> list[ToolCall]:
         """Fenced ``compress_history`` blocks of a text-protocol reply as tool calls."""
         from reconmem.platform.jsonio import parse_json_lenient
 
@@ -245,25 +237,22 @@ class MemoryTool(ContextManager):
                 args = parse_json_lenient(body)
             except ValueError:
                 args = {"_unparsed": body.strip()[:200]}
-            calls.append({"id": f"text_{i}", "name": TOOL_NAME, "arguments": args if isinstance(args, dict) else {}})
+            calls.append(ToolCall(f"text_{i}", TOOL_NAME, args if isinstance(args, dict) else {}))
         return calls
 
-    def _exchange(self, reply_text: str, calls: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _exchange(self, reply_text: str, calls: list[ToolCall], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The call and its results as messages that follow the user's message in the next step."""
         if self._use_tools():
-            out: list[dict[str, Any]] = [{"role": "assistant", "content": reply_text, "tool_calls": [
-                {"id": c.get("id") or f"call_{i}", "type": "function",
-                 "function": {"name": TOOL_NAME, "arguments": json.dumps(c.get("arguments") or {}, ensure_ascii=False)}}
-                for i, c in enumerate(calls)]}]
-            out += [{"role": "tool", "tool_call_id": c.get("id") or f"call_{i}", "name": TOOL_NAME, "content": r["message"]}
-                    for i, (c, r) in enumerate(zip(calls, results))]
+            out = [tool_call_message(reply_text, [ToolCall(c.id, TOOL_NAME, c.arguments or {}) for c in calls],
+                                     ensure_ascii=False)]
+            out += [tool_result_message(c.id, TOOL_NAME, r["message"]) for c, r in zip(calls, results)]
             return out
         return [{"role": "assistant", "content": reply_text},
                 {"role": "user", "content": "\n".join(f"[{TOOL_NAME} result] {r['message']}" for r in results)}]
 
-    def _apply(self, call: dict[str, Any], used: int) -> dict[str, Any]:
+    def _apply(self, call: ToolCall, used: int) -> dict[str, Any]:
         """Apply one ``compress_history`` call -> ``{"ok", "message", ...}`` (the agent sees ``message``)."""
-        args = call.get("arguments") or {}
+        args = call.arguments or {}
         try:
             first, last = parse_span(args.get("span"))
             summary = str(args.get("summary") or "").strip()

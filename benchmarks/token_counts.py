@@ -71,14 +71,14 @@ def locoeval_prompts(limit: int | None) -> list[tuple[str, Messages]]:
 
 def cab_prompts() -> list[tuple[str, Messages]]:
     """Maintainer requests: system prompt, issue, three read_file results (function-calling shape)."""
-    from benchmarks.cab.agents import ResponseTools, maintainer_system_prompt
+    from benchmarks.cab.agents import maintainer_system_prompt, response_dispatch
     from benchmarks.cab.loader import load_issues
     from benchmarks.cab.tools import RepoTools
 
     issue = load_issues(ROOT / "tests" / "cab" / "fixture_issues.jsonl", task_ids=["cab_fixture_1"])[0]
     system = maintainer_system_prompt(issue, function_calling=True, max_tool_steps=8)
     root = _boltons_root()
-    tools = ResponseTools(RepoTools(root))
+    tools = response_dispatch(RepoTools(root))
     modules = sorted(p.relative_to(root).as_posix() for p in (root / "boltons").glob("*.py"))
     out = []
     for i in range(0, len(modules) - 2, 3):

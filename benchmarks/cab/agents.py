@@ -20,10 +20,15 @@ Rules both hosts share (this module and :mod:`benchmarks.cab.strands_host`), for
 * **tool caps**: ``max_tool_steps`` tool rounds per response and ``max_calls_per_step`` calls per
   round (later calls of a round are answered with an error, not executed);
 * **repeated calls**: an identical tool call (same name and arguments) made again in the same
-  response is not executed again; it gets the earlier result plus :data:`REPEATED_CALL_NOTE`;
+  response is not executed again; it gets the earlier result plus
+  :data:`reconmem.platform.tools.REPEATED_CALL_NOTE`;
 * **a final answer that is a tool call** (a tool-call JSON where the answer should be) is re-asked
   once without tools; if the second reply is one too it is recorded as the answer, flagged
   ``final_is_tool_call`` and counted.
+
+The protocol itself (call extraction, the chat messages of calls and results, the JSON protocol,
+the dispatch under the caps, the re-ask) is :mod:`reconmem.platform.tools`; :func:`response_dispatch`
+binds its dispatch to the repository tools.
 
 Ledger purposes: the first backbone call of a maintainer turn is ``turn_generation``, the calls
 that follow tool results are ``maintainer_tool_step``. Role tags are set by the runner.
@@ -41,6 +46,9 @@ from benchmarks.cab.tools import TOOL_NAMES, TOOL_SCHEMAS, RepoTools, ToolResult
 from reconmem.platform.context import Context, ContextManager, Turn, build_messages
 from reconmem.platform.fit import count_margin, fit_messages, window_budget
 from reconmem.platform.templates import TemplateDir
+from reconmem.platform.tools import (ToolCall, ToolDispatch, json_protocol_error, json_tool_result, looks_like_tool_call,
+                                     parse_json_tool_call, reask_messages, reply_tool_calls, tool_call_message,
+                                     tool_result_message)
 
 if TYPE_CHECKING:
     from reconmem.platform.llm import LLMClient
@@ -184,10 +192,6 @@ class MaintainerTurn:
     reasked: bool = False  # the answer was a tool call and was asked for again without tools
 
 
-REPEATED_CALL_NOTE = ("NOTE: you already made this exact call in this response; above is its earlier result. "
-                      "Use it instead of calling again.")
-
-
 def fit_maintainer_request(llm: "LLMClient", messages: list[dict[str, Any]], *, start: int | None,
                            max_tokens: int | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The window guard of every maintainer request (both hosts, every method): ``messages`` fitted to
@@ -208,103 +212,12 @@ def note_fit(turn: MaintainerTurn, meta: dict[str, Any], call: int) -> None:
     turn.context.meta.setdefault("window_guard", []).append({"call": call, **meta})
 
 
-def looks_like_tool_call(text: str) -> bool:
-    """Whether an answer is really a tool call: the JSON protocol's ``{"tool": ...}`` (even malformed),
-    or a function call written as text (``{"name": <tool>, "arguments": ...}``, ``<tool_call>`` tags)."""
-    if parse_json_tool_call(text) is not None:
-        return True
-    s = re.sub(r"</?tool_call>", "", text.strip()).strip()
-    m = _FENCE_RE.match(s)
-    if m:
-        s = m.group(1).strip()
-    if not s.startswith("{"):
-        return False
-    try:
-        obj = json.loads(s)
-    except json.JSONDecodeError:
-        return False
-    return isinstance(obj, dict) and obj.get("name") in TOOL_NAMES and ("arguments" in obj or "parameters" in obj)
-
-
-class ResponseTools:
-    """Executes one maintainer response's tool calls under the rules both hosts share: output clipped
-    to ``max_result_chars``, at most ``max_calls_per_step`` calls per round, an identical repeated call
-    answered from the earlier result plus :data:`REPEATED_CALL_NOTE` (not executed again)."""
-
-    def __init__(self, tools: RepoTools, *, max_calls_per_step: int = 4, max_result_chars: int = 12_000) -> None:
-        import threading
-
-        self.tools = tools
-        self.max_calls_per_step = int(max_calls_per_step)
-        self.max_result_chars = int(max_result_chars)
-        self._lock = threading.Lock()
-        self.new_response()
-
-    def new_response(self) -> None:
-        """Forget the previous response's results and cache."""
-        self.results: list[ToolResult] = []
-        self.repeated = 0
-        self.over_cap = 0
-        self._seen: dict[str, str] = {}
-
-    def execute(self, name: str, args: Any, *, position: int = 0) -> tuple[str, bool]:
-        """(text for the model, whether the call ran) of the ``position``-th call of a round."""
-        if position >= self.max_calls_per_step:
-            with self._lock:
-                self.over_cap += 1
-            return f"ERROR: at most {self.max_calls_per_step} tool calls per step; this call was not executed", False
-        key = json.dumps([name, args], sort_keys=True, default=str)
-        with self._lock:
-            if key in self._seen:
-                self.repeated += 1
-                return self._seen[key] + "\n\n" + REPEATED_CALL_NOTE, False
-            result = self.tools.execute(name, args if isinstance(args, (dict, str)) else None)
-            self.results.append(result)
-            text = self.clip(result.text)
-            self._seen[key] = text
-            return text, True
-
-    def clip(self, text: str) -> str:
-        if len(text) <= self.max_result_chars:
-            return text
-        return text[: self.max_result_chars] + "\n[tool output clipped]"
-
-
-_FENCE_RE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.DOTALL)
-
-
-def parse_json_tool_call(text: str) -> tuple[str, dict[str, Any]] | str | None:
-    """JSON fallback protocol: ``(tool, arguments)`` for a tool call, an error string for a malformed
-    attempt, ``None`` for an answer.
-
-    Strict: the whole reply (optionally in one ```json fence) must be one JSON object with a
-    ``tool`` naming a known tool and an optional ``arguments`` object.
-    """
-    s = text.strip()
-    m = _FENCE_RE.match(s)
-    if m:
-        s = m.group(1).strip()
-    if not s.startswith("{"):
-        return None
-    attempt = bool(re.match(r"\{\s*[\"']tool[\"']\s*:", s))
-    try:
-        obj = json.loads(s)
-    except json.JSONDecodeError as exc:
-        return f"your tool call is not valid JSON ({exc.msg} at column {exc.colno})" if attempt else None
-    if not isinstance(obj, dict) or "tool" not in obj:
-        return None
-    name = obj.get("tool")
-    args = obj.get("arguments", {})
-    if name not in TOOL_NAMES:
-        return f"unknown tool {name!r}; available tools: {', '.join(TOOL_NAMES)}"
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        return "'arguments' must be a JSON object"
-    extra = set(obj) - {"tool", "arguments"}
-    if extra:
-        return f"unexpected keys {sorted(extra)}; use exactly {{\"tool\": ..., \"arguments\": {{...}}}}"
-    return name, args
+def response_dispatch(tools: RepoTools, *, max_calls_per_step: int = 4,
+                      max_result_chars: int = 12_000) -> ToolDispatch[ToolResult]:
+    """The dispatch of one maintainer response's calls to the repository tools, under the caps and
+    the repeated-call rule both hosts share (:class:`reconmem.platform.tools.ToolDispatch`)."""
+    return ToolDispatch(lambda name, args: tools.execute(name, args if isinstance(args, (dict, str)) else None),
+                        max_calls_per_step=max_calls_per_step, max_result_chars=max_result_chars)
 
 
 class MaintainerAgent:
@@ -322,8 +235,8 @@ class MaintainerAgent:
         self.max_calls_per_step = int(max_calls_per_step)
         self.max_tool_result_chars = int(max_tool_result_chars)
         self.max_notes_chars = int(max_notes_chars)
-        self.response_tools = ResponseTools(tools, max_calls_per_step=max_calls_per_step,
-                                            max_result_chars=max_tool_result_chars)
+        self.response_tools = response_dispatch(tools, max_calls_per_step=max_calls_per_step,
+                                                 max_result_chars=max_tool_result_chars)
 
     # ---- public
 
@@ -394,53 +307,47 @@ class MaintainerAgent:
 
     def _answer(self, text: str, messages: list[dict[str, Any]], turn: MaintainerTurn, start: int) -> MaintainerTurn:
         """The answer; a tool-call JSON in its place is re-asked once without tools, then recorded as is."""
-        if looks_like_tool_call(text):
+        if looks_like_tool_call(text, TOOL_NAMES):
             turn.reasked = True
-            retry = [dict(m) for m in messages] + [{"role": "assistant", "content": text},
-                                                   {"role": "user", "content": render_prompt("maintainer_final_retry.txt")}]
+            retry = reask_messages(messages, text, render_prompt("maintainer_final_retry.txt"))
             resp = self._chat(retry, "maintainer_tool_step", False, turn, start)
             turn.llm_calls += 1
             text = resp.text
-            turn.final_is_tool_call = looks_like_tool_call(text)
+            turn.final_is_tool_call = looks_like_tool_call(text, TOOL_NAMES)
         turn.text = text.strip()
         return turn
 
-    def _extract_calls(self, resp: Any, turn: MaintainerTurn) -> list[tuple[str | None, str, Any]] | None:
-        """``[(call_id, name, args)]`` or None when the reply is the answer; errors become calls too."""
+    def _extract_calls(self, resp: Any, turn: MaintainerTurn) -> list[ToolCall] | None:
+        """The reply's tool calls, or None when the reply is the answer; errors become calls too."""
         if self.function_calling:
             if not resp.tool_calls:
                 return None
-            return [(c.get("id") or f"call_{i}", str(c.get("name")), c.get("arguments")) for i, c in enumerate(resp.tool_calls)]
-        parsed = parse_json_tool_call(resp.text)
+            return [ToolCall(c.id, str(c.name), c.arguments) for c in reply_tool_calls(resp)]
+        parsed = parse_json_tool_call(resp.text, TOOL_NAMES)
         if parsed is None:
             return None
         if isinstance(parsed, str):
             turn.protocol_errors += 1
-            return [(None, "_protocol_error", parsed)]
-        return [(None, parsed[0], parsed[1])]
+            return [ToolCall(None, "_protocol_error", parsed)]
+        return [ToolCall(None, parsed[0], parsed[1])]
 
-    def _run_calls(self, resp: Any, calls: list[tuple[str | None, str, Any]], turn: MaintainerTurn) -> list[dict[str, Any]]:
+    def _run_calls(self, resp: Any, calls: list[ToolCall], turn: MaintainerTurn) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         if self.function_calling:
-            out.append({"role": "assistant", "content": resp.text or None, "tool_calls": [
-                {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args if isinstance(args, dict) else {})}}
-                for cid, name, args in calls]})
-            for n, (cid, name, args) in enumerate(calls):
-                text, _ = self.response_tools.execute(name, args, position=n)
-                out.append({"role": "tool", "tool_call_id": cid, "name": name, "content": text})
+            out.append(tool_call_message(resp.text or None, [
+                ToolCall(c.id, c.name, c.arguments if isinstance(c.arguments, dict) else {}) for c in calls]))
+            for n, c in enumerate(calls):
+                text, _ = self.response_tools.execute(c.name, c.arguments, position=n)
+                out.append(tool_result_message(c.id, c.name, text))
             return out
-        cid, name, args = calls[0]
+        call = calls[0]
         out.append({"role": "assistant", "content": resp.text})
-        if name == "_protocol_error":
-            out.append({"role": "user", "content": f"ERROR: {args}. To call a tool reply with exactly one JSON object "
-                                                    '{"tool": "<name>", "arguments": {...}}; to answer, reply in plain text.'})
+        if call.name == "_protocol_error":
+            out.append({"role": "user", "content": json_protocol_error(call.arguments)})
             return out
-        text, _ = self.response_tools.execute(name, args)
-        out.append({"role": "user", "content": f"TOOL RESULT ({name}):\n{text}"})
+        text, _ = self.response_tools.execute(call.name, call.arguments)
+        out.append({"role": "user", "content": json_tool_result(call.name, text)})
         return out
-
-    def _clip(self, text: str) -> str:
-        return self.response_tools.clip(text)
 
     def _final_without_tools(self, query: str, ctx: Context, turn: MaintainerTurn, *, reason: str) -> MaintainerTurn:
         """Ask for the answer with the exploration notes folded into the question (no tools)."""

@@ -13,8 +13,8 @@ own native context handling and no external memory. This module provides that ho
   twice). A context-length error becomes Strands' ``ContextWindowOverflowException``, which is what
   lets its conversation manager reduce the history (the native context handling).
 * :func:`repo_tools` — our read-only repository tools (:class:`benchmarks.cab.tools.RepoTools`)
-  registered as Strands tools with the same schemas, executed through
-  :class:`benchmarks.cab.agents.ResponseTools` (clipping, calls per step, repeated calls) and one
+  registered as Strands tools with the same schemas, executed through the dispatch of
+  :func:`benchmarks.cab.agents.response_dispatch` (clipping, calls per step, repeated calls) and one
   at a time (``SequentialToolExecutor``: the order of results is the order of the calls).
 * The rules the built-in maintainer follows hold here too, for every method (the module docstring
   of :mod:`benchmarks.cab.agents`): each request is fitted to the window before it is sent, the same
@@ -35,10 +35,12 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterable
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.cab.agents import (MaintainerTurn, ResponseTools, fit_maintainer_request, looks_like_tool_call,
-                                   parse_json_tool_call, render_prompt)
-from benchmarks.cab.tools import TOOL_SCHEMAS, RepoTools
+from benchmarks.cab.agents import MaintainerTurn, fit_maintainer_request, render_prompt, response_dispatch
+from benchmarks.cab.tools import TOOL_NAMES, TOOL_SCHEMAS, RepoTools, ToolResult
 from reconmem.platform.context import Context, ContextManager, Turn, build_messages
+from reconmem.platform.tools import (ToolCall, ToolDispatch, json_protocol_error, json_tool_result, looks_like_tool_call,
+                                     parse_json_tool_call, reask_messages, reply_tool_calls, tool_call_message,
+                                     tool_result_message)
 
 if TYPE_CHECKING:
     from reconmem.platform.llm import LLMClient
@@ -89,16 +91,14 @@ def to_chat_messages(messages: list[dict[str, Any]], system_prompt: str | None, 
             for u in uses:
                 names[u["toolUseId"]] = u["name"]
             if function_calling and uses:
-                out.append({"role": "assistant", "content": "\n".join(texts) or None, "tool_calls": [
-                    {"id": u["toolUseId"], "type": "function",
-                     "function": {"name": u["name"], "arguments": json.dumps(u.get("input") or {})}} for u in uses]})
+                out.append(tool_call_message("\n".join(texts) or None,
+                                             [ToolCall(u["toolUseId"], u["name"], u.get("input") or {}) for u in uses]))
             else:
                 out.append({"role": "assistant", "content": "\n".join(texts)})
             continue
         if function_calling:
             for r in results:
-                out.append({"role": "tool", "tool_call_id": r["toolUseId"], "name": names.get(r["toolUseId"], ""),
-                            "content": _tool_result_text(r)})
+                out.append(tool_result_message(r["toolUseId"], names.get(r["toolUseId"], ""), _tool_result_text(r)))
             if texts:
                 out.append({"role": "user", "content": "\n".join(texts)})
             continue
@@ -106,7 +106,7 @@ def to_chat_messages(messages: list[dict[str, Any]], system_prompt: str | None, 
         for r in results:
             name = names.get(r["toolUseId"], "")
             body = _tool_result_text(r)
-            pieces.append(body if name == PROTOCOL_ERROR_TOOL else f"TOOL RESULT ({name}):\n{body}")
+            pieces.append(body if name == PROTOCOL_ERROR_TOOL else json_tool_result(name, body))
         pieces.extend(texts)
         out.append({"role": "user", "content": "\n\n".join(pieces)})
     return out
@@ -148,7 +148,7 @@ def _make_model_class() -> type:
         """Strands model provider over :class:`reconmem.platform.llm.LLMClient` (see module doc)."""
 
         def __init__(self, llm: "LLMClient", *, max_tokens: int | None = None, function_calling: bool | None = None,
-                     max_tool_steps: int = 8, tools: ResponseTools | None = None) -> None:
+                     max_tool_steps: int = 8, tools: ToolDispatch[ToolResult] | None = None) -> None:
             self.llm = llm
             self.config: dict[str, Any] = {
                 "model_id": llm.spec.model, "max_tokens": max_tokens,
@@ -222,13 +222,12 @@ def _make_model_class() -> type:
                 resp = self._chat(chat, start, **kw)
                 uses = self._uses(resp, with_tools)
                 text = resp.text or ""
-                if not uses and looks_like_tool_call(text):  # the answer is a tool call: re-ask once, no tools
+                if not uses and looks_like_tool_call(text, TOOL_NAMES):  # the answer is a tool call: re-ask once, no tools
                     self.reasked = True
-                    retry = chat + [{"role": "assistant", "content": text},
-                                    {"role": "user", "content": render_prompt("maintainer_final_retry.txt")}]
+                    retry = reask_messages(chat, text, render_prompt("maintainer_final_retry.txt"))
                     resp = self._chat(retry, start, purpose="maintainer_tool_step")
                     text = resp.text or ""
-                    self.final_is_tool_call = looks_like_tool_call(text)
+                    self.final_is_tool_call = looks_like_tool_call(text, TOOL_NAMES)
             except ContextLengthExceeded as exc:
                 raise ContextWindowOverflowException(str(exc)) from exc
             if uses:
@@ -252,11 +251,10 @@ def _make_model_class() -> type:
             """The reply's tool calls as (toolUseId, name, input); their places in the round are noted."""
             uses: list[tuple[str, str, dict[str, Any]]] = []
             if with_tools and self.function_calling:
-                for i, c in enumerate(resp.tool_calls or []):
-                    args = c.get("arguments")
-                    uses.append((str(c.get("id") or f"call_{i}"), str(c.get("name")), args if isinstance(args, dict) else {}))
+                for c in reply_tool_calls(resp):
+                    uses.append((str(c.id), str(c.name), c.arguments if isinstance(c.arguments, dict) else {}))
             elif with_tools:
-                parsed = parse_json_tool_call(resp.text or "")
+                parsed = parse_json_tool_call(resp.text or "", TOOL_NAMES)
                 if isinstance(parsed, tuple):
                     uses.append((f"json_{uuid.uuid4().hex[:8]}", parsed[0], parsed[1]))
                 elif isinstance(parsed, str):
@@ -283,9 +281,9 @@ def ClientModel(llm: "LLMClient", **kw: Any) -> Any:  # noqa: N802 - a class fac
 # --------------------------------------------------------------------------- tools
 
 
-def repo_tools(tools: ResponseTools, positions: dict[str, int] | None = None) -> list[Any]:
-    """Our read-only repository tools as Strands tools, executed through ``tools`` (the rules of
-    :class:`benchmarks.cab.agents.ResponseTools`); ``positions`` maps a toolUseId to its place in its round."""
+def repo_tools(tools: ToolDispatch[ToolResult], positions: dict[str, int] | None = None) -> list[Any]:
+    """Our read-only repository tools as Strands tools, executed through ``tools`` (the dispatch of
+    :func:`benchmarks.cab.agents.response_dispatch`); ``positions`` maps a toolUseId to its place in its round."""
     _require_strands()
     from strands.tools.tools import PythonAgentTool
 
@@ -305,9 +303,7 @@ def repo_tools(tools: ResponseTools, positions: dict[str, int] | None = None) ->
 
     def protocol_error(tool_use: dict[str, Any], **_: Any) -> dict[str, Any]:
         message = (tool_use.get("input") or {}).get("message", "malformed tool call")
-        return {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": (
-            f"ERROR: {message}. To call a tool reply with exactly one JSON object "
-            '{"tool": "<name>", "arguments": {...}}; to answer, reply in plain text.')}]}
+        return {"toolUseId": tool_use["toolUseId"], "status": "error", "content": [{"text": json_protocol_error(message)}]}
 
     protocol_error.__name__ = PROTOCOL_ERROR_TOOL
     out = [make(s["function"]["name"], s["function"]) for s in TOOL_SCHEMAS]
@@ -331,8 +327,8 @@ class StrandsMaintainer:
         self.manager = manager
         self.tools = tools
         self.native = bool(getattr(manager, "host_managed_history", False))
-        self.response_tools = ResponseTools(tools, max_calls_per_step=max_calls_per_step,
-                                            max_result_chars=max_tool_result_chars)
+        self.response_tools = response_dispatch(tools, max_calls_per_step=max_calls_per_step,
+                                                 max_result_chars=max_tool_result_chars)
         self.model = ClientModel(llm, max_tokens=max_tokens, function_calling=function_calling,
                                  max_tool_steps=max_tool_steps, tools=self.response_tools)
         self.function_calling = self.model.function_calling

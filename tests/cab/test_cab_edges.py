@@ -8,12 +8,13 @@ import json
 
 import pytest
 
-from benchmarks.cab.agents import REPEATED_CALL_NOTE, MaintainerAgent, looks_like_tool_call, maintainer_system_prompt
+from benchmarks.cab.agents import MaintainerAgent, maintainer_system_prompt
 from benchmarks.cab.runner import CabSettings, EmptyUserTurn
-from benchmarks.cab.tools import RepoTools
+from benchmarks.cab.tools import TOOL_NAMES, RepoTools
 from reconmem.platform.context import Session
 from reconmem.platform.llm import UsageLedger
 from reconmem.platform.testing import ScriptedLLM
+from reconmem.platform.tools import REPEATED_CALL_NOTE, looks_like_tool_call
 
 from cab_testkit import FIXTURE_REPO, GOOD_JUDGMENT, USER_FULL, SpyManager, run_issue
 
@@ -107,9 +108,9 @@ def test_final_tool_call_after_the_reask_is_recorded_and_counted(host, fixture_i
 
 
 def test_looks_like_tool_call():
-    assert looks_like_tool_call(TOOL_JSON) and looks_like_tool_call('{"tool": "read_file", "arguments": {')
-    assert looks_like_tool_call('<tool_call>{"name": "search", "arguments": {"pattern": "x"}}</tool_call>')
-    assert not looks_like_tool_call("Set TINYKV_TIMEOUT=30.") and not looks_like_tool_call('{"timeout": 30}')
+    assert looks_like_tool_call(TOOL_JSON, TOOL_NAMES) and looks_like_tool_call('{"tool": "read_file", "arguments": {', TOOL_NAMES)
+    assert looks_like_tool_call('<tool_call>{"name": "search", "arguments": {"pattern": "x"}}</tool_call>', TOOL_NAMES)
+    assert not looks_like_tool_call("Set TINYKV_TIMEOUT=30.", TOOL_NAMES) and not looks_like_tool_call('{"timeout": 30}', TOOL_NAMES)
 
 
 def _issue_run(issue, tmp_path, users, **settings):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.cab.agents import (
-    FULLY_SATISFIED, NOT_SATISFIED, PARTIALLY_SATISFIED, JudgeParseError, parse_json_tool_call, parse_judgment,
-    parse_user_reply,
+    FULLY_SATISFIED, NOT_SATISFIED, PARTIALLY_SATISFIED, JudgeParseError, parse_judgment, parse_user_reply,
 )
+from benchmarks.cab.tools import TOOL_NAMES
+from reconmem.platform.tools import parse_json_tool_call
 from cab_testkit import GOOD_JUDGMENT
 
 
@@ -93,15 +94,15 @@ def test_judgment_malformed_is_an_error(mutation, problem):
 
 
 def test_json_tool_protocol():
-    assert parse_json_tool_call('{"tool": "list_dir", "arguments": {"path": "src"}}') == ("list_dir", {"path": "src"})
-    assert parse_json_tool_call('```json\n{"tool": "list_dir"}\n```') == ("list_dir", {})
-    assert parse_json_tool_call("The answer is to set X.") is None
-    assert parse_json_tool_call('{"config": 1}') is None  # a JSON answer that is not a tool call
-    assert "not valid JSON" in parse_json_tool_call('{"tool": "read_file", "arguments": {"path": "a"')
-    assert "unknown tool" in parse_json_tool_call('{"tool": "bash", "arguments": {"cmd": "ls"}}')
-    assert "must be a JSON object" in parse_json_tool_call('{"tool": "read_file", "arguments": "a.py"}')
-    assert "unexpected keys" in parse_json_tool_call('{"tool": "read_file", "arguments": {}, "then": "answer"}')
-    assert "not valid JSON" in parse_json_tool_call('{"tool": "list_dir"} and then I will answer')
+    assert parse_json_tool_call('{"tool": "list_dir", "arguments": {"path": "src"}}', TOOL_NAMES) == ("list_dir", {"path": "src"})
+    assert parse_json_tool_call('```json\n{"tool": "list_dir"}\n```', TOOL_NAMES) == ("list_dir", {})
+    assert parse_json_tool_call("The answer is to set X.", TOOL_NAMES) is None
+    assert parse_json_tool_call('{"config": 1}', TOOL_NAMES) is None  # a JSON answer that is not a tool call
+    assert "not valid JSON" in parse_json_tool_call('{"tool": "read_file", "arguments": {"path": "a"', TOOL_NAMES)
+    assert "unknown tool" in parse_json_tool_call('{"tool": "bash", "arguments": {"cmd": "ls"}}', TOOL_NAMES)
+    assert "must be a JSON object" in parse_json_tool_call('{"tool": "read_file", "arguments": "a.py"}', TOOL_NAMES)
+    assert "unexpected keys" in parse_json_tool_call('{"tool": "read_file", "arguments": {}, "then": "answer"}', TOOL_NAMES)
+    assert "not valid JSON" in parse_json_tool_call('{"tool": "list_dir"} and then I will answer', TOOL_NAMES)
 
 
 def test_failed_docker_build_makes_verdict_incorrect(fixture_issue):
