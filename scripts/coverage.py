@@ -11,7 +11,8 @@ GT items come from the sample file named in the run's ``config.yaml`` (``benchma
 ``--prompt-version 1`` = the earlier two-example prompt, byte-identical, so its cached judgments
 replay). Samples already judged with the same judge model, prompt version and views version are skipped
 (``--overwrite`` re-judges; re-judging unchanged views costs nothing, the judge calls are cached).
-How: :mod:`benchmarks.analysis.coverage_runs`. Afterwards ``make report`` draws Figure 6.
+How: :mod:`benchmarks.locoeval.coverage_judge` (a scorer step over finished runs). Afterwards ``make report``
+draws Figure 6 from the written ``coverage.json`` files.
 """
 
 from __future__ import annotations
@@ -58,10 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs needs at least one results directory")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
 
-    from benchmarks.analysis.coverage import PROMPT_VERSION, CoverageJudge
-    from benchmarks.analysis.coverage_runs import judge_runs
-    from benchmarks.analysis.records import RecordError
     from benchmarks.harness import ConfigError, build_llm
+    from benchmarks.locoeval.coverage_judge import PROMPT_VERSION, CoverageJudge, judge_runs
+    from benchmarks.records import RecordError
     from reconmem.platform.llm import UsageLedger
 
     try:

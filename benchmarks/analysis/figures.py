@@ -121,7 +121,8 @@ def figure5(data: pd.DataFrame, out_dir: str | Path, name: str = "fig5_per_turn_
 def figure6(summary: pd.DataFrame, out_dir: str | Path, name: str = "fig6_coverage", *,
             mark: str | None = None) -> list[Path]:
     """(a) coverage of the three views, (b) complementarity split; 95% cluster-bootstrap error bars."""
-    from benchmarks.analysis.coverage import CATEGORIES, CATEGORY_LABELS, VIEW_LABELS, VIEWS
+    from benchmarks.analysis.coverage import CATEGORIES, CATEGORY_LABELS, VIEW_LABELS
+    from benchmarks.locoeval.coverage_judge import VIEWS
 
     plt = _plt()
     s = summary.set_index("metric")

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from benchmarks.analysis.coverage import context_branch_map, modality
+from benchmarks.locoeval.coverage_judge import context_branch_map, modality
 
 BRANCH_LABELS = {"original_query": "original query", "dual_query": "dual query"}
 BRANCH_COLORS = {"original_query": "#1f77b4", "dual_query": "#ff7f0e"}

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from benchmarks.analysis import coverage as cov
-from benchmarks.analysis.records import load_run
+from benchmarks.locoeval import coverage_judge as cj
+from benchmarks.records import RunDir
 from reconmem.platform.testing import ScriptedLLM
 
 GT = [{"id": "R1.I0", "text": "timeout is 30 seconds"}, {"id": "R1.I1", "text": "retry three times"}]
@@ -36,13 +37,13 @@ CONTEXT = ctx([
 
 
 def test_branches_follow_routes_and_via():
-    branches = cov.item_branch_map(CONTEXT["items"])
+    branches = cj.item_branch_map(CONTEXT["items"])
     assert branches == [{"original_query"}, {"dual_query"}, {"original_query"}, {"dual_query"}, {"dual_query"}, set(),
                         {"original_query", "dual_query"}]
 
 
 def test_views_dedupe_within_modality_only_in_combined():
-    views = cov.context_views(CONTEXT)
+    views = cj.context_views(CONTEXT)
     assert [s["eid"] for s in views["original"]] == ["S1", "C1", "S2"]
     assert [s["text"] for s in views["dual"]] == ["def f(): retry(3)", "The timeout is 30 seconds.", "def g(): pass", "declared"]
     combined = views["combined"]
@@ -51,29 +52,29 @@ def test_views_dedupe_within_modality_only_in_combined():
 
 
 def test_validate_judgement_rules():
-    ok = cov.validate_judgement({"items": [{"id": "G1", "supported": True, "evidence": ["S1"]},
+    ok = cj.validate_judgement({"items": [{"id": "G1", "supported": True, "evidence": ["S1"]},
                                            {"id": "G2", "supported": False, "evidence": []}]}, GT, ["S1", "C1"])
     assert ok.complete and ok.supported == ["R1.I0"]
-    bad_ids = cov.validate_judgement({"items": [{"id": "G1", "supported": True, "evidence": ["S1", "S9"]},
+    bad_ids = cj.validate_judgement({"items": [{"id": "G1", "supported": True, "evidence": ["S1", "S9"]},
                                                 {"id": "G2", "supported": True, "evidence": []}]}, GT, ["S1"])
     assert bad_ids.complete and bad_ids.supported == []  # invalid / missing evidence fails the item
     assert "invalid evidence ids ['S9']" in bad_ids.items[0].problem
     assert bad_ids.items[1].problem == "supported without evidence ids"
-    missing = cov.validate_judgement({"items": [{"id": "G1", "supported": True, "evidence": ["S1"]}]}, GT, ["S1"])
+    missing = cj.validate_judgement({"items": [{"id": "G1", "supported": True, "evidence": ["S1"]}]}, GT, ["S1"])
     assert not missing.complete and "missing judgments for ['G2']" in missing.problems
-    dup = cov.validate_judgement({"items": [{"id": "G1", "supported": False}, {"id": "G1", "supported": True, "evidence": ["S1"]},
+    dup = cj.validate_judgement({"items": [{"id": "G1", "supported": False}, {"id": "G1", "supported": True, "evidence": ["S1"]},
                                             {"id": "G2", "supported": False}]}, GT, ["S1"])
     assert not dup.complete
-    assert not cov.validate_judgement(None, GT, ["S1"]).complete
-    assert not cov.validate_judgement({"items": [{"id": "G1", "supported": "maybe"}, {"id": "G2", "supported": False}]},
+    assert not cj.validate_judgement(None, GT, ["S1"]).complete
+    assert not cj.validate_judgement({"items": [{"id": "G1", "supported": "maybe"}, {"id": "G2", "supported": False}]},
                                       GT, ["S1"]).complete
 
 
 def test_judge_with_scripted_replies_records_purpose_and_checks_evidence():
     llm = ScriptedLLM([{"items": [{"id": "G1", "supported": True, "evidence": ["S1"]},
                                   {"id": "G2", "supported": True, "evidence": ["C7"]}]}])
-    judge = cov.CoverageJudge(llm)
-    res = judge.judge_view("original", GT, cov.context_views(CONTEXT)["original"])
+    judge = cj.CoverageJudge(llm)
+    res = judge.judge_view("original", GT, cj.context_views(CONTEXT)["original"])
     assert res.supported == ["R1.I0"] and res.complete and res.attempts == 1
     assert llm.calls[0]["purpose"] == "coverage_judge"
     prompt = llm.calls[0]["messages"][1]["content"]
@@ -85,24 +86,24 @@ def test_judge_with_scripted_replies_records_purpose_and_checks_evidence():
 def test_incomplete_answer_is_retried_then_marked():
     llm = ScriptedLLM([{"items": [{"id": "G1", "supported": True, "evidence": ["S1"]}]},
                        {"items": [{"id": "G1", "supported": True, "evidence": ["S1"]}, {"id": "G2", "supported": False}]}])
-    res = cov.CoverageJudge(llm).judge_view("original", GT, [{"eid": "S1", "text": "x"}])
+    res = cj.CoverageJudge(llm).judge_view("original", GT, [{"eid": "S1", "text": "x"}])
     assert res.complete and res.attempts == 2
     assert "rejected: missing judgments for ['G2']" in llm.calls[1]["messages"][-1]["content"]
     stubborn = ScriptedLLM([{"items": []}, "not json at all"])
-    res = cov.CoverageJudge(stubborn).judge_view("dual", GT, [{"eid": "S1", "text": "x"}])
+    res = cj.CoverageJudge(stubborn).judge_view("dual", GT, [{"eid": "S1", "text": "x"}])
     assert not res.complete and res.supported == [] and res.attempts == 2
 
 
 def test_empty_view_needs_no_call_and_results_are_cached(tmp_path):
     llm = ScriptedLLM([])
-    res = cov.CoverageJudge(llm).judge_view("dual", GT, [])
+    res = cj.CoverageJudge(llm).judge_view("dual", GT, [])
     assert res.complete and res.supported == [] and llm.calls == []
     cache = tmp_path / "cache.sqlite"
     first = ScriptedLLM([{"items": [{"id": "G1", "supported": True, "evidence": ["S1"]}, {"id": "G2", "supported": False}]}],
                         cache_path=cache)
-    a = cov.CoverageJudge(first).judge_view("original", GT, [{"eid": "S1", "text": "timeout 30"}])
+    a = cj.CoverageJudge(first).judge_view("original", GT, [{"eid": "S1", "text": "timeout 30"}])
     again = ScriptedLLM([], cache_path=cache)  # an empty script: any transport call would fail
-    b = cov.CoverageJudge(again).judge_view("original", GT, [{"eid": "S1", "text": "timeout 30"}])
+    b = cj.CoverageJudge(again).judge_view("original", GT, [{"eid": "S1", "text": "timeout 30"}])
     assert a.supported == b.supported == ["R1.I0"]
     assert again.calls == [] and again.ledger.events[0]["cached"] is True
 
@@ -110,14 +111,13 @@ def test_empty_view_needs_no_call_and_results_are_cached(tmp_path):
 def test_judge_sample_on_a_fixture_record(tmp_path, results_dir):
     src = results_dir / "locoeval" / "qwen3_235b" / "reconmem" / "fixture"
     shutil.copytree(src, tmp_path / "run")
-    run = load_run(tmp_path / "run")
-    sample = next(s for s in run.samples if s.sample_id == "s1")
+    sample = RunDir(tmp_path / "run").sample("s1")
     spec = next(json.loads(line) for line in (results_dir.parent / "locoeval_samples.jsonl").read_text().splitlines()
                 if json.loads(line)["id"] == "s1")
     from scripted_judge import reply
 
     llm = ScriptedLLM(reply)
-    record = cov.judge_sample(cov.CoverageJudge(llm), sample, spec)
+    record = cj.judge_sample(cj.CoverageJudge(llm), sample, spec)
     assert [t["req_id"] for t in record["task_runs"]] == ["r1", "r2"]
     assert len(llm.calls) == 2 * 3  # one call per view per task-run
     first = record["task_runs"][0]
@@ -170,49 +170,49 @@ VIEWS_CONTEXT["meta"] = {"views": {
 
 
 def test_an_item_reachable_from_both_branches_is_in_both():
-    views = cov.context_views(VIEWS_CONTEXT)
+    views = cj.context_views(VIEWS_CONTEXT)
     assert [s["item_id"] for s in views["original"]] == ["m1", "pkg/a.py/f"]
     assert [s["item_id"] for s in views["dual"]] == ["pkg/a.py/f"]
     assert [s["item_id"] for s in views["combined"]] == ["m1", "pkg/a.py/f"]
     # the legacy first-route split gives f to the dual branch only
-    legacy = cov.context_views({k: v for k, v in VIEWS_CONTEXT.items() if k != "meta"})
+    legacy = cj.context_views({k: v for k, v in VIEWS_CONTEXT.items() if k != "meta"})
     assert [s["item_id"] for s in legacy["original"]] == ["m1"]
     gt = [{"id": "retry", "text": "retry three times"}]
-    judge = cov.CoverageJudge(ScriptedLLM(lambda messages, purpose: {"items": [
+    judge = cj.CoverageJudge(ScriptedLLM(lambda messages, purpose: {"items": [
         {"id": "G1", "supported": "retry(3)" in messages[-1]["content"],
          "evidence": [e for e in ("C1",) if "retry(3)" in messages[-1]["content"]]}]}))
     entry = {"gt_item_ids": ["retry"], "views": {v: j.to_dict() for v, j in judge.judge_task_run(gt, VIEWS_CONTEXT).items()}}
     split = cov.task_run_coverage(entry)
     assert (split["both"], split["only_original"], split["only_dual"]) == (1.0, 0.0, 0.0)
-    assert cov.view_source(VIEWS_CONTEXT) == "independent"
+    assert cj.view_source(VIEWS_CONTEXT) == "independent"
 
 
 def test_branch_map_of_a_context_uses_the_views():
-    assert cov.context_branch_map(VIEWS_CONTEXT) == [{"original_query"}, {"original_query", "dual_query"}]
-    assert cov.context_branch_map({"items": VIEWS_CONTEXT["items"]}) == [{"original_query"}, {"dual_query"}]
+    assert cj.context_branch_map(VIEWS_CONTEXT) == [{"original_query"}, {"original_query", "dual_query"}]
+    assert cj.context_branch_map({"items": VIEWS_CONTEXT["items"]}) == [{"original_query"}, {"dual_query"}]
 
 
 def test_items_trimmed_by_the_window_guard_leave_every_view():
     trimmed = json.loads(json.dumps(VIEWS_CONTEXT))
     trimmed["items"] = trimmed["items"][:1]
     trimmed["meta"]["trimmed_items"] = ["pkg/a.py/f"]
-    views = cov.context_views(trimmed)
+    views = cj.context_views(trimmed)
     assert [s["item_id"] for s in views["original"]] == ["m1"] and views["dual"] == []
     del trimmed["meta"]["trimmed_items"]
     with pytest.raises(ValueError, match="not an item of the context"):
-        cov.context_views(trimmed)
+        cj.context_views(trimmed)
 
 
 def test_judge_prompt_versions():
-    v2 = cov.CoverageJudge(ScriptedLLM([])).system
-    v1 = cov.CoverageJudge(ScriptedLLM([]), prompt_version="coverage-v1").system
+    v2 = cj.CoverageJudge(ScriptedLLM([])).system
+    v1 = cj.CoverageJudge(ScriptedLLM([]), prompt_version="coverage-v1").system
     assert v2.count("\nExample ") == 8 and v1.count("\nExample ") == 2  # the paper's judge prompt has eight
     assert v2.startswith(v1.split("Example A")[0])  # same instructions, more examples
     from importlib import resources
 
-    assert v1 == resources.files("benchmarks.analysis").joinpath("prompts/coverage_judge_system.txt").read_text()
+    assert v1 == resources.files("benchmarks.locoeval").joinpath("prompts/coverage_judge_system.txt").read_text()
     with pytest.raises(ValueError, match="unknown prompt version"):
-        cov.CoverageJudge(ScriptedLLM([]), prompt_version="coverage-v9")
+        cj.CoverageJudge(ScriptedLLM([]), prompt_version="coverage-v9")
 
 
 def test_coverage_cli_refuses_a_local_judge(capsys):

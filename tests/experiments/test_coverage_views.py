@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.analysis import coverage as cov
+from benchmarks.locoeval import coverage_judge as cj
 from reconmem.platform.context import Session
 from reconmem.platform.testing import ScriptedLLM
 
@@ -70,7 +71,7 @@ def recorded_contexts(boltons_root):
 
 
 def split(contexts, *, legacy: bool) -> dict[str, list[float]]:
-    judge = cov.CoverageJudge(ScriptedLLM(phrase_judge))
+    judge = cj.CoverageJudge(ScriptedLLM(phrase_judge))
     rows = {c: [] for c in cov.CATEGORIES}
     for task, context in contexts.items():
         if legacy:
@@ -85,7 +86,7 @@ def split(contexts, *, legacy: bool) -> dict[str, list[float]]:
 
 
 def test_fig6_split_from_independent_views_differs_from_the_first_route_split(recorded_contexts):
-    assert all(cov.view_source(c) == "independent" for c in recorded_contexts.values())
+    assert all(cj.view_source(c) == "independent" for c in recorded_contexts.values())
     new, old = split(recorded_contexts, legacy=False), split(recorded_contexts, legacy=True)
     mean = {k: sum(v) / len(v) for k, v in new.items()}
     mean_old = {k: sum(v) / len(v) for k, v in old.items()}
@@ -103,7 +104,7 @@ def test_fig6_split_from_independent_views_differs_from_the_first_route_split(re
 
 def test_combined_view_is_the_merged_context(recorded_contexts):
     for context in recorded_contexts.values():
-        items = cov.view_items(context)
+        items = cj.view_items(context)
         assert [(i["kind"], i["id"]) for i in items["combined"]] == [(i["kind"], i["id"]) for i in context["items"]]
         keys = {(i["kind"], i["id"]) for v in ("original", "dual") for i in items[v]}
         assert keys == {(i["kind"], i["id"]) for i in context["items"]}
@@ -113,4 +114,4 @@ def test_a_view_naming_a_missing_item_is_a_clear_error(recorded_contexts):
     context = json.loads(json.dumps(recorded_contexts["t1"]))
     context["meta"]["views"]["dual"].append({"kind": "code", "id": "no/such.py"})
     with pytest.raises(ValueError, match="view 'dual' names code 'no/such.py'"):
-        cov.view_items(context)
+        cj.view_items(context)
