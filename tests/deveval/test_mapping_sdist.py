@@ -293,3 +293,19 @@ def test_a_finished_entry_gets_its_network_rows_without_a_rerun(tmp_path):
     assert out["entry"]["needs_network"] == [TASKS[0].namespace]
     assert [r["unmatched_reason"] for r in out["entry"]["tasks"]] == ["needs_network", "reference_fails"]
     assert json.loads(job.state_path.read_text())["entry"]["needs_network"] == [TASKS[0].namespace]
+
+
+def test_a_removed_collections_alias_is_a_shim_fix_up(tmp_path, monkeypatch):
+    from benchmarks.deveval.mapping.requirements import shims_from_log
+
+    monkeypatch.setattr(project, "resolve", _scripted_resolver)
+    log = "E   ImportError: cannot import name 'Mapping' from 'collections' (/usr/lib/python3.11/collections/__init__.py)"
+    monkeypatch.setattr(project, "_probe", lambda job, root, env, tasks: [] if env.compat_shims else [log])
+    monkeypatch.setattr(project.pypi, "fetch_release", lambda rel: (tmp_path / "x.tar.gz", tmp_path))
+    job = _job(tmp_path)
+    job.executor, job.state = StandInExecutor({}), {"chosen": {"sha256": "x"}}
+    rel = project.pypi.SdistRelease("toyproj", "1.0", "toyproj-1.0.tar.gz", "", "", 1, "2023-01-01T00:00:00Z")
+    matched = [match.TaskMatch(t.namespace, "position", 1, 2, 2, True) for t in TASKS]
+    env, info = project._build_environment(job, rel, tmp_path, matched)
+    assert env.compat_shims == ("collections_abc_aliases",) and info["rounds"][0]["added_shims"] == ["collections_abc_aliases"]
+    assert len(info["rounds"]) == 2 and shims_from_log("AttributeError: module 'os' has no attribute 'x'") == []

@@ -43,7 +43,7 @@ from reconmem.platform.downloads import DownloadError
 from . import match, pypi, trees
 from .requirements import (PYTEST_SPEC, ResolveError, declared_requirements, fixes_from_log, heavy,
                            imported_modules, install_os_packages, local_modules, missing_os_packages,
-                           package_imports,
+                           package_imports, shims_from_log,
                            obsolete_runner, os_packages_from_build_log, resolve, third_party, unpin_runner)
 
 # DevEval's release: arXiv 2405.19856 v1 (2024-05-30; the data went up on GitHub on 2024-06-20).
@@ -326,9 +326,9 @@ def _chosen_tree(job: ProjectJob) -> tuple[Path, Path | None]:
 # ------------------------------------------------------------------------------------- environment
 
 def _env_for(job: ProjectJob, pins: list[str], pythonpath: str, os_reqs: list[str],
-             sdist: Path | None) -> EnvSpec:
+             sdist: Path | None, shims: list[str] | tuple[str, ...] = ()) -> EnvSpec:
     return EnvSpec(name=job.project_path, python="3.11", pip_specs=tuple(pins), pip_no_deps=True,
-                   pythonpath=(pythonpath,), os_requirements=tuple(sorted(os_reqs)),
+                   pythonpath=(pythonpath,), os_requirements=tuple(sorted(os_reqs)), compat_shims=tuple(shims),
                    project_sdist=str(sdist) if sdist else None,
                    project_sdist_sha256=job.state["chosen"]["sha256"] if sdist else None)
 
@@ -376,7 +376,7 @@ def _build_environment(job: ProjectJob, rel, root: Path, matched: list[match.Tas
     info.setdefault("exclude_newer", _exclude_newer(job, rel))
     sdist = pypi.fetch_release(rel)[0] if info["pytest_plugin"] and job.route == "sdist" else None
     if info.get("final"):
-        env = _env_for(job, info["pins"], pythonpath, info["os_requirements"], sdist)
+        env = _env_for(job, info["pins"], pythonpath, info["os_requirements"], sdist, info.get("compat_shims", []))
         job.executor.prepare(env)
         return env, info
     for round_no in range(len(info["rounds"]), FIX_ROUNDS + 1):
@@ -386,23 +386,26 @@ def _build_environment(job: ProjectJob, rel, root: Path, matched: list[match.Tas
         env, pins, dropped, build_s = built
         specs = _specs(info)
         logs = _probe(job, root, env, mtasks)
-        new_specs, new_os, runner = [], [], False
+        new_specs, new_os, new_shims, runner = [], [], [], False
+        shims = info.setdefault("compat_shims", [])
         for log in logs:
             specs_fix, os_fix = fixes_from_log(log)
             new_specs += [s for s in specs_fix if s not in specs and s not in new_specs]
             new_os += [p for p in os_fix if p not in info["os_requirements"] and p not in new_os]
+            new_shims += [x for x in shims_from_log(log) if x not in shims and x not in new_shims]
             runner |= obsolete_runner(log) and not info["runner_unpinned"]
         info["rounds"].append({"pins": len(pins), "dropped": dropped, "build_seconds": build_s,
                                "probe_failures": len(logs), "added": new_specs, "added_os": new_os,
-                               "runner_unpinned": runner})
+                               "added_shims": new_shims, "runner_unpinned": runner})
         info["pins"] = pins
         _save(job)
-        if not (new_specs or new_os or runner) or round_no == FIX_ROUNDS:
+        if not (new_specs or new_os or new_shims or runner) or round_no == FIX_ROUNDS:
             info["final"] = True
             _save(job)
             return env, info
         info["fixes"] += new_specs
         info["os_requirements"] += new_os
+        shims += new_shims
         info["runner_unpinned"] |= runner
         if new_os and job.install_os_packages:
             install_os_packages(new_os)
@@ -440,7 +443,7 @@ def _install(job: ProjectJob, info: dict, pythonpath: str, sdist: Path | None, n
             _finish(job, "not_mapped", "too_heavy", n_tasks=len(job.tasks), n_matched=n_matched,
                     heavy=too_heavy, n_pins=len(pins))
             return None
-        env = _env_for(job, pins, pythonpath, info["os_requirements"], sdist)
+        env = _env_for(job, pins, pythonpath, info["os_requirements"], sdist, info.get("compat_shims", []))
         t0 = time.monotonic()
         try:
             job.executor.prepare(env)
@@ -617,7 +620,7 @@ def _entry(job: ProjectJob, rel, prefix: str, env: EnvSpec, info: dict,
         "n_tasks": len(job.tasks), "n_located": sum(m.located_by is not None for m in matches),
         "n_matched": sum(m.matched for m in matches), "n_usable": n_usable, "rerun_sample": rerun,
         "tasks": rows, "env_pip_install": pins, "install_project_from_sdist": bool(env.project_sdist),
-        "compat_shims": [], "os_requirements": list(env.os_requirements),
+        "compat_shims": list(env.compat_shims), "os_requirements": list(env.os_requirements),
         "mapping": {"cutoff": job.cutoff, "collected": job.collected, "exclude_newer": exclude_newer,
                     "resolver": "uv pip compile", "requirement_sources": info["sources"],
                     "optional_test_extras": info["extras"], "runner_unpinned": info["runner_unpinned"],
@@ -649,7 +652,7 @@ def docker_agreement(job: ProjectJob, docker: Executor) -> dict:
 
     def run(rows: list[dict]) -> None:
         env = _env_for(job, entry["env_pip_install"], entry["pythonpath_in_tree"], entry["os_requirements"],
-                       archive if entry["install_project_from_sdist"] else None)
+                       archive if entry["install_project_from_sdist"] else None, entry.get("compat_shims", []))
         docker.prepare(env)
 
         def one(row):

@@ -436,6 +436,20 @@ def os_packages_from_build_log(log: str) -> list[str]:
     return _dedupe([pkg for pattern, pkgs in BUILD_OS_HINTS if pattern.search(log) for pkg in pkgs])
 
 
+# Python-compatibility shims (benchmarks/sandbox/shims.py) and the log lines that call for them.
+SHIM_HINTS = [
+    (re.compile(r"cannot import name '(?:Mapping|MutableMapping|Sequence|MutableSequence|Iterable|Callable|"
+                r"Set|MutableSet|Hashable|Sized|Container|Iterator|Generator|OrderedDict)' from 'collections'|"
+                r"module 'collections' has no attribute '(?:Mapping|MutableMapping|Sequence|Iterable|Callable|"
+                r"MutableSet|Hashable)'"), "collections_abc_aliases"),
+]
+
+
+def shims_from_log(log: str) -> list[str]:
+    """The compatibility shims a failed test log calls for (e.g. ``collections.Mapping`` on Python 3.10+)."""
+    return _dedupe([shim for pattern, shim in SHIM_HINTS if pattern.search(log)])
+
+
 def obsolete_runner(log: str) -> bool:
     """The test log shows a pinned test runner that cannot run on this Python (e.g. pytest 3.2's
     ``KeyError: '__spec__'`` on Python 3.11)."""
