@@ -17,9 +17,10 @@ compare, constant --, then every other usable task of the selected manifest proj
    step 4; the other checks step 5).
 
 Every outcome is appended to the results file as one JSON line (``status`` validated | dropped |
-error, ``stage`` the last step passed, ``reason`` the loss, ``catalogue_version``, ``derive_version``); tasks already in
-the file by the current catalogue and derivation are skipped, so an interrupted screening resumes
-where it stopped and a new version of either screens every task again (``retry_errors`` redoes the errored ones).
+error, ``stage`` the last step passed, ``reason`` the loss, ``catalogue_version``,
+``derive_version``); tasks already in the file by the current catalogue and derivation are skipped,
+so an interrupted screening resumes where it stopped and a new version of either screens every task
+again (``retry_errors`` redoes the errored ones).
 :func:`loss_counts` reads the file back.
 """
 
@@ -35,10 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchmarks.locoeval.fork.catalogue import (CATALOGUE_VERSION, KINDS, ExceptionFamily, ForkChange, Target, apply_changes,
-                                                apply_to_text, overlapping, propose)
-from benchmarks.locoeval.fork.tests_derive import (DERIVE_VERSION, RecordingExecutor, derive_tests, mentioning_test_files,
-                                                   observing_files, record_run)
+from benchmarks.locoeval.fork.catalogue import (CATALOGUE_VERSION, KINDS, ExceptionFamily, ForkChange, Target,
+                                                apply_changes, apply_to_text, overlapping, propose)
+from benchmarks.locoeval.fork.tests_derive import (DERIVE_VERSION, RecordingExecutor, derive_tests,
+                                                   mentioning_test_files, observing_files, record_run)
 from benchmarks.locoeval.fork.validate import ForkTask, fragment_hits, validate_fork, visible_finder
 from benchmarks.locoeval.verified.source import dedent_body
 from benchmarks.locoeval.verified.validity import SnapshotText, text_files, token_in_text
