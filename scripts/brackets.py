@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     from hydra import compose, initialize_config_dir
 
     from benchmarks.analysis import brackets
-    from benchmarks.analysis.records import SCRIPTED_MARK, load_runs
+    from benchmarks.analysis.records import load_runs
+    from benchmarks.analysis.run_records import SCRIPTED_MARK
     from benchmarks.harness import ConfigError
     from scripts.run import CONFIG_DIR, precheck, run
 

@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from benchmarks.analysis.inspect_export import InspectUnavailable, export_runs
-    from benchmarks.analysis.records import RecordError
+    from benchmarks.records import RecordError
 
     try:
         written = export_runs(args.runs, args.out, n_resamples=args.resamples, seed=args.seed)

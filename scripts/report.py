@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
 
-    from benchmarks.analysis.records import RecordError
     from benchmarks.analysis.report import build_report
+    from benchmarks.records import RecordError
 
     try:
         report = build_report(args.runs, args.out, n_resamples=args.resamples, seed=args.seed, tsne=not args.no_tsne,

@@ -43,7 +43,7 @@ def cab_records(runs: Any, benchmark: str | None = None) -> list[dict[str, Any]]
     ``turns`` falls back to ``n_turns``; a record without ``tokens`` / ``costs`` gets them from its
     ledger via :func:`benchmarks.cab.metrics.issue_tokens` / ``issue_costs``.
     """
-    from benchmarks.analysis.records import CAB
+    from benchmarks.analysis.run_records import CAB
     from benchmarks.cab.metrics import issue_costs, issue_tokens
 
     out = []

@@ -36,7 +36,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from benchmarks import records as rec
 from benchmarks.analysis import labels
-from benchmarks.analysis.records import CAB, LOCOEVAL, SCRIPTED_MARK, RunRecord, RunSet, SampleRecord, load_runs
+from benchmarks.analysis.records import RunSet, load_runs
+from benchmarks.analysis.run_records import CAB, LOCOEVAL, SCRIPTED_MARK, RunRecord, SampleRecord
 from reconmem.platform.llm.purposes import RESPONSE_PURPOSES
 
 PROMPT_NOT_RECORDED = "not recorded (the records keep this call's tokens and cost, not its prompt or reply)"

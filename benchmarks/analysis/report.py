@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from benchmarks.analysis import labels
-from benchmarks.analysis.records import CAB, LOCOEVAL, SCRIPTED_MARK, RecordError, RunSet, load_runs
+from benchmarks.analysis.records import RunSet, load_runs
+from benchmarks.analysis.run_records import CAB, LOCOEVAL, SCRIPTED_MARK
+from benchmarks.records import RecordError
 
 log = logging.getLogger(__name__)
 

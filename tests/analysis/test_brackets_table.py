@@ -52,7 +52,8 @@ def write_bracket_run(root: Path, method: str) -> Path:
 
 @pytest.fixture(scope="module")
 def with_brackets(tmp_path_factory):
-    from benchmarks.analysis.records import LOCOEVAL, load_runs
+    from benchmarks.analysis.records import load_runs
+    from benchmarks.analysis.run_records import LOCOEVAL
 
     root = tmp_path_factory.mktemp("bracket_runs")
     for method in OUTCOMES:

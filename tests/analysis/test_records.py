@@ -8,7 +8,9 @@ import shutil
 import pytest
 
 from benchmarks.analysis import labels
-from benchmarks.analysis.records import CAB, LOCOEVAL, RecordError, load_run, load_runs
+from benchmarks.analysis.records import load_runs
+from benchmarks.analysis.run_records import CAB, LOCOEVAL, load_run
+from benchmarks.records import RecordError
 from benchmarks.accounting import summarise_events
 
 

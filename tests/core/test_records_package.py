@@ -52,7 +52,7 @@ def test_unknown_family_and_newer_schema_are_refused_in_one_line():
 
 
 def test_analysis_reads_the_recorded_budgets_not_the_config(tmp_path):
-    from benchmarks.analysis.records import load_run
+    from benchmarks.analysis.run_records import load_run
 
     dst = tmp_path / "locoeval" / "qwen3_235b" / "reconmem" / "fixture"
     shutil.copytree(FIXTURES / "locoeval" / "qwen3_235b" / "reconmem" / "fixture", dst)
