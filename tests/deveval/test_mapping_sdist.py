@@ -309,3 +309,10 @@ def test_a_removed_collections_alias_is_a_shim_fix_up(tmp_path, monkeypatch):
     env, info = project._build_environment(job, rel, tmp_path, matched)
     assert env.compat_shims == ("collections_abc_aliases",) and info["rounds"][0]["added_shims"] == ["collections_abc_aliases"]
     assert len(info["rounds"]) == 2 and shims_from_log("AttributeError: module 'os' has no attribute 'x'") == []
+
+
+def test_a_project_being_remapped_keeps_its_previous_reason_in_the_report():
+    old = {"project_path": PROJECT, "done": True, "status": "not_mapped", "reason": "no_tests_in_sdist", "numbers": {}}
+    rows = report.rows({}, {PROJECT: 4}, {}, {PROJECT: old})
+    assert rows[0]["status"] == "not_mapped" and rows[0]["source"] == "previous_run" and rows[0]["action"]
+    assert report.rows({}, {PROJECT: 4}, {})[0]["status"] == "not_run"

@@ -28,8 +28,11 @@ ACTIONS = {
 }
 
 
-def rows(states: dict[str, dict], all_counts: dict[str, int], shipped: dict[str, dict]) -> list[dict]:
-    """One row per project of DevEval: mapped (shipped before or now), not mapped with a reason, or not run."""
+def rows(states: dict[str, dict], all_counts: dict[str, int], shipped: dict[str, dict],
+         previous: dict[str, dict] | None = None) -> list[dict]:
+    """One row per project of DevEval: mapped (shipped before or now), not mapped with a reason, or not
+    run. A project being mapped again shows its previous finished state (``previous``, source
+    ``previous_run``) until the new one finishes."""
     out = []
     for project, n in sorted(all_counts.items(), key=lambda kv: (-kv[1], kv[0])):
         if project in shipped:
@@ -39,11 +42,14 @@ def rows(states: dict[str, dict], all_counts: dict[str, int], shipped: dict[str,
                         "reason": None, "numbers": {}})
             continue
         st = states.get(project)
+        source = "map_deveval"
+        if (not st or not st.get("done")) and (previous or {}).get(project, {}).get("done"):
+            st, source = previous[project], "previous_run"
         if not st or not st.get("done"):
             out.append({"project_path": project, "n_tasks": n, "status": "not_run", "reason": None, "numbers": {}})
             continue
         entry = st.get("entry") or {}
-        out.append({"project_path": project, "n_tasks": n, "status": st["status"], "source": "map_deveval",
+        out.append({"project_path": project, "n_tasks": n, "status": st["status"], "source": source,
                     "route": entry.get("route") or (st.get("chosen") or {}).get("route", "sdist"),
                     "action": ACTIONS.get(st.get("reason")) if st["status"] != "mapped" else None,
                     "version": entry.get("version") or (st.get("chosen") or {}).get("version"),

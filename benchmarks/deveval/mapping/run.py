@@ -81,7 +81,8 @@ def map_projects(opts: MappingOptions) -> dict:
 
     def publish() -> dict:
         states = report.load_states(state_dir)
-        rows = report.rows(states, dict(counts), shipped)
+        previous = {p: st for p, st in report.load_states(state_dir / "superseded").items() if st.get("status") != "mapped"}
+        rows = report.rows(states, dict(counts), shipped, previous)
         summ = {**report.summary(rows), **report.build_stats(states)}
         atomic_write_json(opts.out / "report.json", {"summary": summ, "rows": rows})
         (opts.out / "report.md").write_text(report.markdown(rows, summ))
