@@ -316,3 +316,18 @@ def test_a_project_being_remapped_keeps_its_previous_reason_in_the_report():
     rows = report.rows({}, {PROJECT: 4}, {}, {PROJECT: old})
     assert rows[0]["status"] == "not_mapped" and rows[0]["source"] == "previous_run" and rows[0]["action"]
     assert report.rows({}, {PROJECT: 4}, {})[0]["status"] == "not_run"
+
+
+def test_a_pinned_release_that_does_not_build_gets_its_pin_relaxed(tmp_path, monkeypatch):
+    from benchmarks.deveval.mapping.requirements import failed_builds, relax_pins
+
+    monkeypatch.setattr(project, "resolve", _scripted_resolver)
+    ex = StandInExecutor({"PyYAML==3.11": "ext/_yaml.c: error\n  ERROR: Failed building wheel for pyyaml\n"})
+    job = _job(tmp_path)
+    job.executor, job.state = ex, {"chosen": {"sha256": "x"}}
+    info = job.state.setdefault("requirements", _info(declared_install=["PyYAML==3.11", "click==6.6"], declared_test=[]))
+    env, pins, _, _ = project._install(job, info, ".", None, 2)
+    assert "PyYAML>=3.11" in pins and "click==6.6" in pins and info["relaxed"] == ["pyyaml"]
+    assert len(ex.prepared) == 3                                    # as pinned, without extras, relaxed
+    assert failed_builds("ERROR: Could not build wheels for lxml, which is required") == ["lxml"]
+    assert relax_pins(["lxml<4", "six==1"], ["lxml"]) == ["lxml", "six==1"]

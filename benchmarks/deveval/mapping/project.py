@@ -43,7 +43,7 @@ from reconmem.platform.downloads import DownloadError
 from . import match, pypi, trees
 from .requirements import (PYTEST_SPEC, ResolveError, declared_requirements, fixes_from_log, heavy,
                            imported_modules, install_os_packages, local_modules, missing_os_packages,
-                           package_imports, shims_from_log,
+                           failed_builds, package_imports, relax_pins, shims_from_log,
                            obsolete_runner, os_packages_from_build_log, resolve, third_party, unpin_runner)
 
 # DevEval's release: arXiv 2405.19856 v1 (2024-05-30; the data went up on GitHub on 2024-06-20).
@@ -347,6 +347,7 @@ def _specs(info: dict) -> list[str]:
     test runner's pins lifted after an obsolete-runner fix-up)."""
     extra = info["declared_test"] + info["from_imports"] if info["extras"] else info["imports_without_extras"]
     specs = [PYTEST_SPEC] + info["declared_install"] + info.get("from_source_imports", []) + extra + info["fixes"]
+    specs = relax_pins(specs, info["relaxed"]) if info.get("relaxed") else specs
     return unpin_runner(specs) if info["runner_unpinned"] else specs
 
 
@@ -461,6 +462,14 @@ def _install(job: ProjectJob, info: dict, pythonpath: str, sdist: Path | None, n
             continue                               # the packages the build needs are there now
         if info["extras"]:
             info["extras"] = False
+            continue
+        pinned = {re.sub(r"[-_.]+", "-", re.split(r"[<>=!~;\[ ]", x, maxsplit=1)[0]).lower()
+                  for x in specs if re.search(r"==|<", x)}
+        relax = [d for d in failed_builds(err) if d in pinned and d not in info.setdefault("relaxed", [])]
+        if relax and not missing:                  # a pinned release that does not build here: a newer one may
+            info["relaxed"] += relax
+            attempts[-1]["relaxed"] = relax
+            _save(job)
             continue
         if missing:
             _finish(job, "not_mapped", "needs_os_packages", n_tasks=len(job.tasks), n_matched=n_matched,
@@ -612,7 +621,8 @@ def _entry(job: ProjectJob, rel, prefix: str, env: EnvSpec, info: dict,
         "test_requirements": _specs(info),
         "install_notes": f"derived by scripts.map_deveval from {', '.join(info['sources']) or 'test-file imports'}"
                          f"{'' if info['extras'] else ' (optional test extras left out)'}"
-                         f"{'; obsolete pinned test runner replaced' if info['runner_unpinned'] else ''}; "
+                         f"{'; obsolete pinned test runner replaced' if info['runner_unpinned'] else ''}"
+                         f"{'; pins relaxed (no build on Python 3.11): ' + ', '.join(info['relaxed']) if info.get('relaxed') else ''}; "
                          f"pinned with uv pip compile --exclude-newer {exclude_newer}",
         "pip_freeze": pins, "python": platform.python_version(),
         "versions_compared": {k: {x: v[x] for x in ("by_position", "by_name", "tests_exist", "full_match")}

@@ -445,6 +445,30 @@ SHIM_HINTS = [
 ]
 
 
+_FAILED_BUILD = re.compile(r"Failed building wheel for ([\w.-]+)|Could not build wheels for ([\w.-]+)|"
+                           r"Failed to build ([\w.-]+)")
+
+
+def failed_builds(log: str) -> list[str]:
+    """Normalised names of the distributions a ``pip install`` log says failed to build."""
+    return _dedupe([_name(a or b or c) for a, b, c in _FAILED_BUILD.findall(log)])
+
+
+def relax_pins(specs: list[str], names: list[str]) -> list[str]:
+    """``specs`` with the version constraints of the distributions ``names`` turned into lower bounds
+    (``PyYAML==3.11`` -> ``PyYAML>=3.11``; an upper bound is dropped): the fix-up for a pinned
+    release that does not build on the running Python."""
+    out = []
+    for s in specs:
+        if _name(s) not in names:
+            out.append(s)
+            continue
+        base = re.split(r"[<>=!~;\[ ]", s.strip(), maxsplit=1)[0]
+        low = re.search(r"(?:==|>=|~=)\s*([\w.]+)", s)
+        out.append(f"{base}>={low.group(1)}" if low else base)
+    return _dedupe(out)
+
+
 def shims_from_log(log: str) -> list[str]:
     """The compatibility shims a failed test log calls for (e.g. ``collections.Mapping`` on Python 3.10+)."""
     return _dedupe([shim for pattern, shim in SHIM_HINTS if pattern.search(log)])
