@@ -7,7 +7,8 @@ sample present in either run, every record file (``result.json``, ``conversation
 dropping what measures time or bookkeeping rather than behaviour:
 
 * keys :data:`VOLATILE_KEYS` anywhere (``seconds``, ``wall_seconds``, ``timing_ms``, ``attempt``,
-  ``cached``, ``cached_calls``, llama.cpp's ``prefilled_tokens`` / ``restored_tokens``, ``retries``);
+  ``cached``, ``cached_calls``, llama.cpp's ``prefilled_tokens`` / ``restored_tokens``, ``retries``),
+  and every key ending in ``_seconds`` (a duration, e.g. CAB's ``index_seconds``);
 * in strings: pytest's duration ("1 failed in 0.04s"), the sandbox's temporary run directory
   (``/tmp/reconmem-run-<random>/``), object addresses (``<function f at 0x7f...>``) and UUIDs (a
   project's own test may print ``uuid4()``) -- they vary per process.
@@ -41,10 +42,16 @@ _RUN_DIR = re.compile(r"reconmem-run-[A-Za-z0-9_]+")  # the sandbox's per-run te
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")  # a project test's uuid4()
 
 
+def is_timing_key(key: str) -> bool:
+    """Whether a record key holds a time or bookkeeping (dropped before comparing)."""
+    return key in VOLATILE_KEYS or key.endswith("_seconds")
+
+
 def normalised(value: Any) -> Any:
-    """``value`` without :data:`VOLATILE_KEYS`; durations, addresses and UUIDs in strings blanked."""
+    """``value`` without :data:`VOLATILE_KEYS` and ``*_seconds`` keys; durations, addresses and UUIDs in
+    strings blanked."""
     if isinstance(value, dict):
-        return {k: normalised(v) for k, v in value.items() if k not in VOLATILE_KEYS}
+        return {k: normalised(v) for k, v in value.items() if not is_timing_key(k)}
     if isinstance(value, list):
         return [normalised(v) for v in value]
     if isinstance(value, str):

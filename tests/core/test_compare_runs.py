@@ -12,6 +12,7 @@ def _write_run(root: Path, *, seconds: float, reply: str, pytest_time: str, scor
     sample = root / "demo" / "local" / "full" / "demo" / "samples" / "s1"
     sample.mkdir(parents=True)
     (sample / "result.json").write_text(json.dumps({"sample_id": "s1", "wall_seconds": seconds, "attempt": str(seconds),
+                                                    "index_seconds": seconds / 7,
                                                     "usage": {"calls": 2, "cached_calls": 0}}))
     (sample / "conversation.jsonl").write_text(json.dumps({"turn": 1, "assistant": reply}) + "\n")
     (sample / "contexts.jsonl").write_text(json.dumps({"turn": 1, "context": {"items": [{"meta": {"score": score}}],
