@@ -267,9 +267,8 @@ class Screener:
         self.slow_files: set[tuple[str, str]] = set()     # (project, test file) whose whole run timed out
 
     def project(self, entry: Any) -> ForkProject:
-        if entry.project_path not in self.projects:
+        if entry.project_path not in self.projects:      # its test environment is built by its first test run
             self.projects[entry.project_path] = ForkProject.of_entry(entry, self.manifest)
-            self.recorder.prepare(self.projects[entry.project_path].env)
         return self.projects[entry.project_path]
 
     def run(self) -> Counter:
