@@ -315,6 +315,7 @@ def test_a_project_being_remapped_keeps_its_previous_reason_in_the_report():
     old = {"project_path": PROJECT, "done": True, "status": "not_mapped", "reason": "no_tests_in_sdist", "numbers": {}}
     rows = report.rows({}, {PROJECT: 4}, {}, {PROJECT: old})
     assert rows[0]["status"] == "not_mapped" and rows[0]["source"] == "previous_run" and rows[0]["action"]
+    assert "| not_mapped (previous run) |" in report.markdown(rows, report.summary(rows))
     assert report.rows({}, {PROJECT: 4}, {})[0]["status"] == "not_run"
 
 

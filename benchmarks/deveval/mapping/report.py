@@ -88,7 +88,8 @@ def markdown(report_rows: list[dict], summ: dict) -> str:
     for r in report_rows:
         nums = ", ".join(f"{k}={v}" for k, v in (r.get("numbers") or {}).items()
                          if k not in ("n_tasks", "n_matched", "n_usable"))
-        lines.append(f"| {r['project_path']} | {r['n_tasks']} | {r['status']} | {r.get('version') or ''} | "
+        status = r["status"] + (" (previous run)" if r.get("source") == "previous_run" else "")
+        lines.append(f"| {r['project_path']} | {r['n_tasks']} | {status} | {r.get('version') or ''} | "
                      f"{'' if r.get('n_matched') is None else r['n_matched']} | {r.get('n_usable') or 0} | "
                      f"{r.get('reason') or ''} | {r.get('action') or ''} | {nums.replace('|', '/').replace(chr(10), ' ')[:300]} |")
     lines += ["", f"**{summ['mapped']} of {summ['projects']} projects mapped, {summ['usable_tasks']} usable tasks.** "
