@@ -335,7 +335,7 @@ def _unconditional_imports(path: Path) -> list[tuple[str, int]]:
     """``(module, level)`` of the module-level imports of a file outside ``try`` (``if`` bodies included);
     for ``from . import x`` the names are listed as ``.x``."""
     try:
-        tree = ast.parse(path.read_text(errors="replace"))
+        tree = pyast.parse(path.read_text(errors="replace"))
     except (SyntaxError, ValueError, OSError):
         return []
     out, body = [], list(tree.body)
