@@ -265,10 +265,17 @@ class Screener:
         self.recorder = RecordingExecutor(timeout_s=opts.timeout, **work)
         self.projects: dict[str, ForkProject] = {}
         self.slow_files: set[tuple[str, str]] = set()     # (project, test file) whose whole run timed out
+        self.broken: dict[str, str] = {}                   # project -> why its snapshot is unavailable
 
     def project(self, entry: Any) -> ForkProject:
+        if entry.project_path in self.broken:            # its snapshot could not be had: do not fetch again
+            raise RuntimeError(self.broken[entry.project_path])
         if entry.project_path not in self.projects:      # its test environment is built by its first test run
-            self.projects[entry.project_path] = ForkProject.of_entry(entry, self.manifest)
+            try:
+                self.projects[entry.project_path] = ForkProject.of_entry(entry, self.manifest)
+            except Exception as exc:
+                self.broken[entry.project_path] = f"project {entry.project_path} unavailable: {type(exc).__name__}: {exc}"
+                raise
         return self.projects[entry.project_path]
 
     def run(self) -> Counter:
