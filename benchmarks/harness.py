@@ -9,16 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from benchmarks.errors import ConfigError
 from reconmem.platform.context import ContextManager
-
-
-class ConfigError(ValueError):
-    """A configuration problem; the message names the option."""
-
-
-class DataError(ConfigError):
-    """A missing or malformed data file (samples, manifest, DevEval records); the message names
-    ``<file>:<line>``. ``scripts.run`` prints it as one ``error:`` line and exits with status 2."""
 
 
 def _cache_dir(cfg: Any) -> Path:

@@ -1,7 +1,7 @@
 """Pre-flight: every backbone the run uses is checked before the first sample starts.
 
 ``check_backbones(cfg)`` looks at each role of ``benchmark.uses_backbones`` (default: backbone,
-user_backbone, judge_backbone) and raises :class:`benchmarks.harness.ConfigError` -- printed by
+user_backbone, judge_backbone) and raises :class:`benchmarks.errors.ConfigError` -- printed by
 ``scripts.run`` as one ``error:`` line, exit status 2 -- naming the option and the fix when:
 
 - an API backbone's key variable (``api_key_env``) is not set;
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import ConfigError
+from benchmarks.errors import ConfigError
 from benchmarks.roles import OPTIONS
 
 PREFLIGHT_TIMEOUT = 5.0

@@ -49,8 +49,8 @@ from typing import Any
 
 from benchmarks import records
 from benchmarks.records import Family, RunDir, Status
-from benchmarks.harness import (ConfigError, DataError, embedder_settings, retriever_spec, run_path,
-                                with_retriever_identity)
+from benchmarks.errors import ConfigError, DataError
+from benchmarks.harness import embedder_settings, retriever_spec, run_path, with_retriever_identity
 from benchmarks.runs import provenance, run_pool
 from benchmarks.roles import ROLE_OPTIONS
 from benchmarks.task import Benchmark, RunEnv

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+from benchmarks.errors import ConfigError
 from benchmarks.roles import OPTIONS, ROLE_OPTIONS
 from reconmem.platform.context import ContextManager
 
@@ -133,8 +134,6 @@ class Benchmark(abc.ABC, Generic[SampleT, SharedT, SolvedT]):
 
     def select(self, samples: Sequence[SampleT], *, ids: Sequence[str] | None, limit: int | None) -> list[SampleT]:
         """Apply ``run.ids`` (file order kept; unknown ids are an error naming them) then ``run.limit``."""
-        from benchmarks.harness import ConfigError
-
         chosen = list(samples)
         if ids:
             known = {self.sample_id(s) for s in chosen}
@@ -197,8 +196,6 @@ def read_settings(cls: type[SettingsT], node: Any, *, prefix: str = "benchmark")
     from omegaconf import OmegaConf
     from pydantic import TypeAdapter, ValidationError
 
-    from benchmarks.harness import ConfigError
-
     data = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else dict(node or {})
     data = {k: v for k, v in data.items() if k not in LOOP_OPTIONS}
     _check_keys(cls, data, prefix)
@@ -211,8 +208,6 @@ def read_settings(cls: type[SettingsT], node: Any, *, prefix: str = "benchmark")
 
 
 def _check_keys(cls: type, data: Mapping[str, Any], prefix: str) -> None:
-    from benchmarks.harness import ConfigError
-
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     for key, value in data.items():

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.analysis import brackets
     from benchmarks.analysis.records import load_runs
     from benchmarks.analysis.run_records import SCRIPTED_MARK
-    from benchmarks.harness import ConfigError
+    from benchmarks.errors import ConfigError
     from scripts.run import CONFIG_DIR, precheck, run
 
     base = overrides_for(list(sys.argv[1:] if argv is None else argv))

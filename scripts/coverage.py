@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs needs at least one results directory")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
 
-    from benchmarks.harness import ConfigError, build_llm
+    from benchmarks.errors import ConfigError
+    from benchmarks.harness import build_llm
     from benchmarks.locoeval.coverage_judge import PROMPT_VERSION, CoverageJudge, judge_runs
     from benchmarks.records import RecordError
     from reconmem.platform.llm import UsageLedger

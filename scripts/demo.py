@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     from hydra import compose, initialize_config_dir
 
     from benchmarks.analysis.demo_summary import summary_lines, time_split
-    from benchmarks.harness import ConfigError
+    from benchmarks.errors import ConfigError
     from scripts.run import CONFIG_DIR, precheck, run
 
     overrides = list(sys.argv[1:] if argv is None else argv)

@@ -42,7 +42,7 @@ def _verbose() -> bool:
 
 @hydra.main(version_base="1.3", config_path=CONFIG_DIR, config_name="config")
 def main(cfg: DictConfig) -> None:
-    from benchmarks.harness import ConfigError
+    from benchmarks.errors import ConfigError
 
     try:
         summary = run(cfg)

@@ -255,7 +255,8 @@ class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
 
     def check_data(self, cfg: Any, samples: Sequence[Sample]) -> None:
         """The DevEval records and the sources manifest every selected task needs, before any call."""
-        from benchmarks.harness import DataError, resolve_data_path
+        from benchmarks.errors import DataError
+        from benchmarks.harness import resolve_data_path
 
         settings = self.settings_for(cfg)
         if settings.evaluator:

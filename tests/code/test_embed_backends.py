@@ -145,12 +145,12 @@ def test_max_tokens_truncates_every_text_and_has_its_own_identity(onnx_cache):
 
 
 def test_max_tokens_in_config_and_manifest(monkeypatch, tmp_path):
-    from benchmarks import harness
+    from benchmarks import errors, harness
 
     plain = harness.embedder_settings(OmegaConf.create({"embedder": {"backend": "onnx", "max_tokens": None}}))
     assert "max_tokens" not in plain  # a default run's manifest is unchanged
     assert harness.embedder_settings(OmegaConf.create({"embedder": {"max_tokens": 64}}))["max_tokens"] == 64
-    with pytest.raises(harness.ConfigError, match="max_tokens"):
+    with pytest.raises(errors.ConfigError, match="max_tokens"):
         harness.embedder_settings(OmegaConf.create({"embedder": {"backend": "torch", "max_tokens": 64}}))
     monkeypatch.setattr(harness, "_EMBEDDERS", {})
     built = harness.build_embedder(OmegaConf.create({"embedder": {"max_tokens": 32}, "cache": {"dir": str(tmp_path)}}))
@@ -181,13 +181,13 @@ def test_export_identity_follows_the_weights(tmp_path):
 
 
 def test_config_and_manifest_record_the_backend(monkeypatch, tmp_path):
-    from benchmarks import harness
+    from benchmarks import errors, harness
 
     settings = harness.embedder_settings(OmegaConf.create({"embedder": {"device": "auto", "backend": "onnx"}}))
     assert settings["backend"] == "onnx" and settings["device"] == "cpu"
     assert harness.embedder_settings(OmegaConf.create({"embedder": {"device": "cpu"}}))["backend"] == "onnx"
     assert harness.embedder_settings(OmegaConf.create({"embedder": {"backend": "torch", "device": "cpu"}}))["backend"] == "torch"
-    with pytest.raises(harness.ConfigError, match="embedder.backend"):
+    with pytest.raises(errors.ConfigError, match="embedder.backend"):
         harness.embedder_settings(OmegaConf.create({"embedder": {"backend": "fast"}}))
     monkeypatch.setattr(harness, "_EMBEDDERS", {})
     cfg = OmegaConf.create({"embedder": {"device": "cpu", "backend": "onnx-int8"}, "cache": {"dir": str(tmp_path)}})

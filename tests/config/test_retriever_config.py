@@ -36,7 +36,8 @@ def test_bm25_and_hybrid_name_and_label_the_run():
 def test_unknown_backend_is_a_config_error():
     import pytest
 
-    from benchmarks.harness import ConfigError, retriever_spec
+    from benchmarks.errors import ConfigError
+    from benchmarks.harness import retriever_spec
 
     with pytest.raises(ConfigError, match="unknown backend"):
         retriever_spec(_cfg("retriever.name=tfidf"))

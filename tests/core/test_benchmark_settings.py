@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 
 from benchmarks.cab.runner import CabSettings, CodeAssistBench
 from benchmarks.cab.tools import ToolLimits
-from benchmarks.harness import ConfigError
+from benchmarks.errors import ConfigError
 from benchmarks.locoeval.runner import LoCoEval, LoCoEvalSettings
 from benchmarks.task import LOOP_OPTIONS, read_settings
 

@@ -78,7 +78,7 @@ def test_the_loop_records_resolved_method_params(tmp_path):
 def test_a_benchmark_with_an_unknown_family_is_a_config_error(tmp_path, monkeypatch):
     from omegaconf import OmegaConf
 
-    from benchmarks.harness import ConfigError
+    from benchmarks.errors import ConfigError
     from benchmarks.runloop import build_benchmark
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))

@@ -10,7 +10,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from benchmarks import records
-from benchmarks.harness import ConfigError, repeat_cache_salt
+from benchmarks.errors import ConfigError
+from benchmarks.harness import repeat_cache_salt
 from benchmarks.runloop import run
 from test_runloop import _cfg  # noqa: F401 - the toy config
 

@@ -11,7 +11,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from benchmarks import records
-from benchmarks.harness import ConfigError
+from benchmarks.errors import ConfigError
 from benchmarks.runloop import in_shard, parse_shard, run
 
 HERE = Path(__file__).resolve().parent
@@ -168,7 +168,7 @@ def test_reproduction_refuses_local_eval_models(tmp_path):
 
 
 def test_data_error_is_one_line(tmp_path):
-    from benchmarks.harness import DataError
+    from benchmarks.errors import DataError
 
     cfg = _cfg(tmp_path, ITEMS)
     cfg.benchmark.items = None

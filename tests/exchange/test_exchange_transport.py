@@ -117,7 +117,8 @@ def test_exchange_options_are_checked(tmp_path):
         ExchangeOptions.from_config({"timeout_seconds": 0})
     from omegaconf import OmegaConf
 
-    from benchmarks.harness import ConfigError, build_llm
+    from benchmarks.errors import ConfigError
+    from benchmarks.harness import build_llm
 
     cfg = OmegaConf.create({"run": {"results_dir": str(tmp_path), "run_id": "r", "workers": 1},
                             "benchmark": {"name": "b"}, "method": {"name": "m"},

@@ -7,7 +7,7 @@ import socket
 import pytest
 from omegaconf import OmegaConf
 
-from benchmarks.harness import ConfigError
+from benchmarks.errors import ConfigError
 from benchmarks.preflight import check_backbones
 
 

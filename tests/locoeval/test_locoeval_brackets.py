@@ -124,7 +124,8 @@ def test_a_second_run_resumes_without_a_call(bracket_runs):
     (["method=no_memory", "benchmark=cab"], "cannot skip the preparation replies"),
 ])
 def test_the_privileged_channel_and_skipping_are_refused_where_undeclared(overrides, message):
-    from benchmarks.harness import ConfigError, build_method
+    from benchmarks.errors import ConfigError
+    from benchmarks.harness import build_method
     from benchmarks.runloop import build_benchmark, check_method_inputs
 
     cfg = _cfg(*overrides)

@@ -102,7 +102,7 @@ def test_an_unreachable_hub_costs_one_quick_failure(online, monkeypatch):
 def test_preflight_accepts_weights_the_hub_serves_and_refuses_them_offline(online, monkeypatch):
     from omegaconf import OmegaConf
 
-    from benchmarks.harness import ConfigError
+    from benchmarks.errors import ConfigError
     from benchmarks.preflight import check_backbones
 
     with HubServer() as server:
@@ -173,7 +173,8 @@ def test_embedder_offline_uses_the_wheel_and_asks_no_hub(online, monkeypatch, em
 def test_embedder_device_auto_is_cuda_when_torch_sees_one(monkeypatch, embed_module):
     import torch
 
-    from benchmarks.harness import ConfigError, embedder_settings
+    from benchmarks.errors import ConfigError
+    from benchmarks.harness import embedder_settings
     from omegaconf import OmegaConf
 
     embed = embed_module

@@ -76,7 +76,8 @@ def test_the_manifest_records_the_resolved_k():
 def test_a_benchmark_without_repo_adaptation_k_is_a_one_line_error():
     from omegaconf import open_dict
 
-    from benchmarks.harness import ConfigError, build_method
+    from benchmarks.errors import ConfigError
+    from benchmarks.harness import build_method
 
     cfg = _cfg("method=ld_agent", "benchmark=locoeval", "benchmark.name=my_new_bench")
     with open_dict(cfg):
@@ -92,7 +93,8 @@ def test_a_benchmark_without_repo_adaptation_k_is_a_one_line_error():
 
 
 def test_benchmark_repo_context_k_is_a_clear_error():
-    from benchmarks.harness import ConfigError, build_method
+    from benchmarks.errors import ConfigError
+    from benchmarks.harness import build_method
 
     cfg = _cfg("method=reconmem", "benchmark=locoeval", "+benchmark.repo_context_k=10")
     with pytest.raises(ConfigError, match="benchmark.repo_context_k is not an option.*benchmark.repo_adaptation_k"):
