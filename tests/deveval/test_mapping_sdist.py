@@ -332,3 +332,16 @@ def test_a_pinned_release_that_does_not_build_gets_its_pin_relaxed(tmp_path, mon
     assert len(ex.prepared) == 3                                    # as pinned, without extras, relaxed
     assert failed_builds("ERROR: Could not build wheels for lxml, which is required") == ["lxml"]
     assert relax_pins(["lxml<4", "six==1"], ["lxml"]) == ["lxml", "six==1"]
+
+
+def test_a_gpu_stack_from_optional_test_extras_is_left_out(tmp_path, monkeypatch):
+    monkeypatch.setattr(project, "resolve", _scripted_resolver)
+    job = _job(tmp_path)
+    job.executor, job.state = StandInExecutor({}), {"chosen": {"sha256": "x"}}
+    info = job.state.setdefault("requirements", _info(declared_test=["torch"]))
+    env, pins, _, _ = project._install(job, info, ".", None, 3)
+    assert "torch==1" not in pins and info["install_attempts"][0]["failed"] == "too_heavy"
+    job2 = _job(tmp_path, name="heavy")
+    job2.executor, job2.state = StandInExecutor({}), {"chosen": {"sha256": "x"}}
+    info2 = job2.state.setdefault("requirements", _info(declared_install=["torch"], declared_test=[]))
+    assert project._install(job2, info2, ".", None, 3) is None and job2.state["reason"] == "too_heavy"

@@ -416,8 +416,8 @@ def _build_environment(job: ProjectJob, rel, root: Path, matched: list[match.Tas
 def _install(job: ProjectJob, info: dict, pythonpath: str, sdist: Path | None, n_matched: int):
     """Resolve and build one environment: ``(env, pins, dropped, build_seconds)``, or None after a reason.
 
-    A failed resolution is retried without the optional test extras, then with the index as it stood
-    at the cut-off. A failed build is retried with the Debian packages its log names (installed when
+    A failed resolution, or one that pins a GPU / deep-learning stack, is retried without the optional
+    test extras; a failed resolution then with the index as it stood at the cut-off. A failed build is retried with the Debian packages its log names (installed when
     ``job.install_os_packages``), then without the optional test extras. Every attempt is recorded
     in ``install_attempts``.
     """
@@ -440,6 +440,11 @@ def _install(job: ProjectJob, info: dict, pythonpath: str, sdist: Path | None, n
             _save(job)
             continue
         too_heavy = heavy(pins)
+        if too_heavy and info["extras"]:           # often an optional test extra pulls the GPU stack in
+            attempts.append({"failed": "too_heavy", "extras": True, "heavy": too_heavy[:5]})
+            info["extras"] = False
+            _save(job)
+            continue
         if too_heavy:
             _finish(job, "not_mapped", "too_heavy", n_tasks=len(job.tasks), n_matched=n_matched,
                     heavy=too_heavy, n_pins=len(pins))
