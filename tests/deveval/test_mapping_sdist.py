@@ -345,3 +345,21 @@ def test_a_gpu_stack_from_optional_test_extras_is_left_out(tmp_path, monkeypatch
     job2.executor, job2.state = StandInExecutor({}), {"chosen": {"sha256": "x"}}
     info2 = job2.state.setdefault("requirements", _info(declared_install=["torch"], declared_test=[]))
     assert project._install(job2, info2, ".", None, 3) is None and job2.state["reason"] == "too_heavy"
+
+
+def test_a_remap_starts_from_the_previous_release_comparisons(tmp_path):
+    from benchmarks.deveval.mapping import run
+
+    compared = {"toyproj-1.0.tar.gz": {"by_position": 3, "by_name": 0, "tests_exist": 3, "full_match": 3}}
+    state = {"project_path": PROJECT, "done": True, "status": "not_mapped", "reason": "too_heavy",
+             "chosen": {"version": "1.0"}, "versions_compared": compared,
+             "search": {"cutoff": project.CUTOFF, "collected": project.COLLECTED}}
+    (tmp_path / "Utilities__toyproj.json").write_text(json.dumps(state))
+    assert run._supersede_if_due(tmp_path, PROJECT, named=False)
+    assert json.loads((tmp_path / "Utilities__toyproj.json").read_text()) == {"versions_compared": compared,
+                                                                             "too_large": []}
+    assert json.loads((tmp_path / "superseded" / "Utilities__toyproj@1.0.json").read_text())["reason"] == "too_heavy"
+    state["search"]["cutoff"] = "2024-06-30"                      # another cut-off: compared afresh
+    (tmp_path / "Utilities__toyproj.json").write_text(json.dumps(state))
+    assert run._supersede_if_due(tmp_path, PROJECT, named=False)
+    assert not (tmp_path / "Utilities__toyproj.json").exists()

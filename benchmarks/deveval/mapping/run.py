@@ -20,7 +20,7 @@ from pathlib import Path
 
 from benchmarks.deveval.mapping import report, trees
 from benchmarks.deveval.mapping.names import index_names
-from benchmarks.deveval.mapping.project import CUTOFF, ProjectJob, docker_agreement, load_state, map_project
+from benchmarks.deveval.mapping.project import COLLECTED, CUTOFF, ProjectJob, docker_agreement, load_state, map_project
 from benchmarks.deveval.tasks import SHIPPED_MANIFEST, load_tasks, superseded_path
 from benchmarks.records import atomic_write_json, atomic_write_text
 from benchmarks.sandbox import build_executor
@@ -145,4 +145,8 @@ def _supersede_if_due(state_dir: Path, project: str, *, named: bool) -> bool:
         dest = dest_dir / f"{_slug(project)}@{_slug(str(version))}.{i}.json"
     path.replace(dest)
     print(f"{project}: previous state ({st.get('status')}, {version}) moved to {dest}", flush=True)
+    search = st.get("search") or {}
+    if search.get("cutoff") == CUTOFF and search.get("collected") == COLLECTED and st.get("versions_compared"):
+        # comparing a release is deterministic: the new run starts from the same comparisons
+        atomic_write_json(path, {"versions_compared": st["versions_compared"], "too_large": st.get("too_large", [])})
     return True
