@@ -52,6 +52,7 @@ from benchmarks.records import Family, RunDir, Status
 from benchmarks.errors import ConfigError, DataError
 from benchmarks.harness import embedder_settings, retriever_spec, run_path, with_retriever_identity
 from benchmarks.runs import provenance, run_pool
+from benchmarks.settings import RunSettings, run_settings
 from benchmarks.roles import ROLE_OPTIONS
 from benchmarks.task import Benchmark, RunEnv
 
@@ -127,9 +128,10 @@ def is_local_backbone(node: Any) -> bool:
     return str(node.get("model", "")).startswith("local/") or bool(node.get("local"))
 
 
-def check_eval_models(cfg: Any, bench: Benchmark) -> None:
+def check_eval_models(cfg: Any, bench: Benchmark, settings: RunSettings | None = None) -> None:
     """Reproduction experiments refuse a local user / judge model unless allow_local_eval_models=true."""
-    if not cfg.run.get("reproduction") or cfg.get("allow_local_eval_models"):
+    settings = settings if settings is not None else run_settings(cfg)
+    if not settings.reproduction or cfg.get("allow_local_eval_models"):
         return
     for option in (ROLE_OPTIONS["user"], ROLE_OPTIONS["judge"]):
         if option in bench.uses(cfg) and is_local_backbone(cfg[option]):
@@ -203,14 +205,15 @@ def _load(bench: Benchmark, cfg: Any) -> list[Any]:
 # ----------------------------------------------------------------------------- the loop
 def repeat_settings(cfg: Any) -> tuple[int, int | None]:
     """``(K, i)`` from ``run.repeat`` (K >= 1 repeats) and ``run.repeat_index`` (1..K, or None: all)."""
-    raw = cfg.run.get("repeat", 1)
+    settings = run_settings(cfg)
+    raw = settings.repeat
     try:
         k = int(1 if raw is None else raw)
     except (TypeError, ValueError):
         raise ConfigError(f"run.repeat={raw}: expected a positive integer") from None
     if k < 1:
         raise ConfigError(f"run.repeat={raw}: expected a positive integer")
-    index = cfg.run.get("repeat_index")
+    index = settings.repeat_index
     if index is None:
         return k, None
     try:
@@ -240,7 +243,7 @@ def repeat_record(cfg: Any) -> dict[str, Any] | None:
     k, index = repeat_settings(cfg)
     if k == 1 or index is None:
         return None
-    return {"index": index, "of": k, "run_id": str(cfg.run.get("repeat_of") or cfg.run.run_id)}
+    return {"index": index, "of": k, "run_id": str(run_settings(cfg).repeat_of or cfg.run.run_id)}
 
 
 def run(cfg: Any) -> dict[str, Any]:
@@ -261,14 +264,15 @@ def run(cfg: Any) -> dict[str, Any]:
 
 def _run_config(cfg: Any) -> dict[str, Any]:
     """One run directory of ``cfg`` (one repeat)."""
+    settings = run_settings(cfg)
     bench = build_benchmark(cfg)
-    check_eval_models(cfg, bench)
-    samples = bench.select(_load(bench, cfg), ids=_ids(cfg.run.get("ids")), limit=cfg.run.get("limit"))
+    check_eval_models(cfg, bench, settings)
+    samples = bench.select(_load(bench, cfg), ids=_ids(settings.ids), limit=settings.limit)
     selected_ids = [bench.sample_id(s) for s in samples]
-    shard = parse_shard(cfg.run.get("shard"))
+    shard = parse_shard(settings.shard)
     mine = [s for s in samples if in_shard(bench.sample_id(s), shard)]
     run_dir = _run_dir(cfg)
-    retry = bool(cfg.run.get("retry_errors", True))
+    retry = settings.retry_errors
 
     def needs_run(s: Any) -> bool:
         status = run_dir.status(bench.sample_id(s))
@@ -277,7 +281,7 @@ def _run_config(cfg: Any) -> dict[str, Any]:
         return retry or status is not Status.ERROR
 
     todo = [s for s in mine if needs_run(s)]
-    if cfg.run.get("dry_run"):
+    if settings.dry_run:
         return {"dry_run": True, "benchmark": str(cfg.benchmark.name), "n_selected": len(samples),
                 "n_to_run": len(todo), "estimate": _estimate(cfg, bench, todo)}
     from benchmarks import harness
@@ -294,7 +298,7 @@ def _run_config(cfg: Any) -> dict[str, Any]:
 
     from reconmem.platform.llm import UsageLedger
 
-    limit = cfg.run.get("cost_limit_usd")
+    limit = settings.cost_limit_usd
     prior = prior_spend(run_dir, [bench.sample_id(s) for s in mine])
     seed = [{"purpose": "prior_spend", "cost_usd": prior, "input_tokens": 0, "output_tokens": 0}] if prior else []
     env = RunEnv(cfg=cfg, ledger=UsageLedger(seed, cost_limit_usd=None if limit is None else float(limit)),
@@ -302,7 +306,7 @@ def _run_config(cfg: Any) -> dict[str, Any]:
     stop = threading.Event()
     if todo:
         env.shared = bench.setup(env, todo)
-        workers = max(1, int(cfg.run.get("workers", 1) or 1))
+        workers = max(1, int(settings.workers or 1))
         cap = bench.max_workers(cfg)
         if cap:
             workers = min(workers, cap)

@@ -189,15 +189,16 @@ class Benchmark(abc.ABC, Generic[SampleT, SharedT, SolvedT]):
         return int(cap) if cap else None
 
 
-def read_settings(cls: type[SettingsT], node: Any, *, prefix: str = "benchmark") -> SettingsT:
-    """The dataclass ``cls`` from a benchmark's config node: every key but :data:`LOOP_OPTIONS` is one
-    of its fields (nested dataclasses too), values checked and converted by pydantic. An unknown key
-    or a bad value is a one-line ConfigError naming ``<prefix>.<key>``."""
+def read_settings(cls: type[SettingsT], node: Any, *, prefix: str = "benchmark",
+                  ignore: frozenset[str] = LOOP_OPTIONS) -> SettingsT:
+    """The dataclass ``cls`` from a config node: every key but ``ignore`` (for a benchmark's node the
+    :data:`LOOP_OPTIONS`) is one of its fields (nested dataclasses too), values checked and converted
+    by pydantic. An unknown key or a bad value is a one-line ConfigError naming ``<prefix>.<key>``."""
     from omegaconf import OmegaConf
     from pydantic import TypeAdapter, ValidationError
 
     data = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else dict(node or {})
-    data = {k: v for k, v in data.items() if k not in LOOP_OPTIONS}
+    data = {k: v for k, v in data.items() if k not in ignore}
     _check_keys(cls, data, prefix)
     try:
         return TypeAdapter(cls).validate_python(data)
