@@ -363,3 +363,12 @@ def test_a_remap_starts_from_the_previous_release_comparisons(tmp_path):
     (tmp_path / "Utilities__toyproj.json").write_text(json.dumps(state))
     assert run._supersede_if_due(tmp_path, PROJECT, named=False)
     assert not (tmp_path / "Utilities__toyproj.json").exists()
+
+
+def test_commands_the_test_files_name_become_os_requirements(tmp_path):
+    from benchmarks.deveval.mapping.requirements import commands_in_tests
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_k.py").write_text("def test_k(run):\n    run('ssh-keygen -l -f %s' % 'x')\n"
+                                                  "    assert 'git' in ['git']\n    print('make a file')\n")
+    assert sorted(commands_in_tests(tmp_path, ["tests/test_k.py", "tests/missing.py"])) == ["git", "openssh-client"]

@@ -431,6 +431,28 @@ def fixes_from_log(log: str) -> tuple[list[str], list[str]]:
     return _dedupe(specs), _dedupe(packages)
 
 
+# Commands distinctive enough that a test file naming one (``run('ssh-keygen -l ...')``) needs its package.
+NAMED_COMMANDS = ("ssh", "ssh-keygen", "ssh-agent", "git", "hg", "svn", "ffmpeg", "gpg", "sqlite3", "gcc", "objdump",
+                  "readelf", "ldd", "openssl", "lilypond", "timidity")
+
+
+def commands_in_tests(root: Path, test_files: list[str]) -> list[str]:
+    """Debian packages of the commands the test files name in a string (the whole string or its first
+    word), so Docker images get them even when the host already has them and no run fails."""
+    found = []
+    for rel in test_files:
+        try:
+            tree = ast.parse((root / rel).read_text(errors="replace"))
+        except (SyntaxError, ValueError, OSError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip():
+                word = node.value.split()[0]
+                if word in NAMED_COMMANDS:
+                    found.append(OS_COMMANDS[word])
+    return _dedupe(found)
+
+
 def os_packages_from_build_log(log: str) -> list[str]:
     """Debian packages a failed ``pip install`` log says a build needs (headers, config scripts, compilers)."""
     return _dedupe([pkg for pattern, pkgs in BUILD_OS_HINTS if pattern.search(log) for pkg in pkgs])
