@@ -442,7 +442,7 @@ def commands_in_tests(root: Path, test_files: list[str]) -> list[str]:
     found = []
     for rel in test_files:
         try:
-            tree = ast.parse((root / rel).read_text(errors="replace"))
+            tree = pyast.parse((root / rel).read_text(errors="replace"))
         except (SyntaxError, ValueError, OSError):
             continue
         for node in ast.walk(tree):
