@@ -61,7 +61,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -69,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from reconmem.platform.llm.errors import ExchangeConflict, ExchangePending, LLMError
-from reconmem.platform.llm.ledger import current_tags
+from reconmem.platform.llm.ledger import atomic_write_text, current_tags
 from reconmem.platform.llm.pricing import Price
 from reconmem.platform.llm.response import Completion, Usage
 
@@ -264,7 +263,7 @@ class ExchangeFolder:
                 return  # asked again while it waits: already out
             if cid not in self._written:
                 _append_line(self.requests_file, batch_input_line(cid, request))
-                _atomic_write(self.request_markdown(cid), render_markdown(cid, request, purpose=purpose, sample=sample,
+                atomic_write_text(self.request_markdown(cid), render_markdown(cid, request, purpose=purpose, sample=sample,
                                                                          position=position,
                                                                          answer=self.answer_file(cid)))
             _append_line(self.path / INDEX, {"custom_id": cid, "key": key, "sample": sample, "position": position,
@@ -286,7 +285,7 @@ class ExchangeFolder:
                     f"request {cid} (prompt hash {cid[4:]}) where request {old} (prompt hash {old[4:]}) is already "
                     f"answered; a replay must ask the same prompts (a changed method, config or data needs a new run_id)")
             calls[position] = cid
-            _atomic_write(self.positions_file(sample), json.dumps({"sample": sample, "calls": calls}, indent=1) + "\n")
+            atomic_write_text(self.positions_file(sample), json.dumps({"sample": sample, "calls": calls}, indent=1) + "\n")
 
     def store(self, cid: str, completion: Mapping[str, Any], source: str) -> bool:
         """Keep a validated answer; False when the same answer is already stored. A different one: AnswerError."""
@@ -298,7 +297,7 @@ class ExchangeFolder:
                     return False
                 raise AnswerError(f"request {cid} already has a different answer (from {old.get('source')}); "
                                   f"an answer is never replaced")
-            _atomic_write(self.imported_file(cid), json.dumps(entry, indent=1, ensure_ascii=False) + "\n")
+            atomic_write_text(self.imported_file(cid), json.dumps(entry, indent=1, ensure_ascii=False) + "\n")
         return True
 
 
@@ -692,18 +691,6 @@ def _safe(name: str) -> str:
 
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[:120] or "sample"
     return cleaned if cleaned == name else f"{cleaned}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _append_line(path: Path, row: Mapping[str, Any]) -> None:
