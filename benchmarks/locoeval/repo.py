@@ -50,6 +50,17 @@ def snapshot_root(repo_spec: Mapping[str, Any]) -> Path:
     return Path(get_snapshot(dict(repo_spec)))
 
 
+def files_of_tests(root: Path, test_ids: Iterable[str], project_path: str = "") -> list[str]:
+    """Root-relative paths of the files holding these pytest node ids (files not in the tree left out)."""
+    out = []
+    for t in test_ids:
+        try:
+            out.append(resolve_file(root, t.split("::", 1)[0], project_path).relative_to(root).as_posix())
+        except FileNotFoundError:
+            continue
+    return sorted(set(out))
+
+
 def resolve_file(root: Path, completion_path: str, project_path: str = "") -> Path:
     """The target file in the tree: ``completion_path`` relative to the repository root; a
     DevEval-style path (``<Topic>/<Project>/...``, relative to Source_Code) is accepted too."""

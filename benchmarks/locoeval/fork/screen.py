@@ -100,16 +100,9 @@ class ForkProject:
 
     def test_files(self, task: Any) -> list[str]:
         """Snapshot-relative paths of the files holding the task's tests."""
-        from benchmarks.locoeval.repo import resolve_file
+        from benchmarks.locoeval.repo import files_of_tests
 
-        out = []
-        for t in task.tests:
-            try:
-                out.append(resolve_file(self.root, t.split("::", 1)[0], self.entry.project_path)
-                           .relative_to(self.root).as_posix())
-            except FileNotFoundError:
-                continue
-        return sorted(set(out))
+        return files_of_tests(self.root, task.tests, self.entry.project_path)
 
     def in_snapshot(self, rel: str, qual: list[str], hidden: list[str]):
         """``fragment -> files`` over what a method sees (``validate.visible_finder``)."""
