@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.parse
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -130,11 +131,17 @@ def _download_from_simple_index(name: str, version: str, sha256: str | None, des
     for f in listing.get("files", []):
         fname = f.get("filename", "")
         stem = fname[:-7] if fname.endswith(".tar.gz") else fname[:-4] if fname.endswith(".zip") else None
-        if stem is None or stem.lower() not in {s.lower() for s in stems}:
+        if stem is None:
             continue
-        if sha256 and f.get("hashes", {}).get("sha256", "").lower() != sha256.lower():
+        file_sha = f.get("hashes", {}).get("sha256", "").lower()
+        # with a sha256 the file is the one with those bytes, whatever its name says (capirca's
+        # release 1.118 is the file capirca-1.118-1.tar.gz, which pip reads as 1.118.post1)
+        if sha256 and file_sha != sha256.lower():
             continue
-        return download_url(f["url"], dest_dir / fname, sha256=sha256, progress=False)
+        if not sha256 and stem.lower() not in {s.lower() for s in stems}:
+            continue
+        url = urllib.parse.urljoin(f"{index}/{norm}/", f["url"])
+        return download_url(url, dest_dir / fname, sha256=sha256, progress=False)
     raise DownloadError(f"no sdist {name}-{version} (sha256 {sha256}) in {index}/{norm}/")
 
 

@@ -1,7 +1,8 @@
 """A local stand-in for the package index's JSON API (``/pypi/<name>/json``) and its file host.
 
 Tests register sdists (bytes) under a project name; the server answers the JSON API with PyPI's
-fields (relative file URLs, as some mirrors give) and serves the files, counting every request.
+fields (relative file URLs, as some mirrors give), the simple index's PEP 691 JSON page
+(``/simple/<name>/``) and the files, counting every request.
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ class IndexServer:
                         releases.setdefault(f["version"], []).append(f)
                     body = json.dumps({"info": {"name": parts[1]}, "releases": releases}).encode()
                     return self._send(200, body, "application/json")
+                if len(parts) == 2 and parts[0] == "simple" and parts[1] in server.projects:
+                    files = [{"filename": f["filename"], "url": f"../../packages/{f['filename']}",
+                              "hashes": {"sha256": f["digests"]["sha256"]}} for f in server.projects[parts[1]]]
+                    body = json.dumps({"meta": {"api-version": "1.0"}, "name": parts[1], "files": files}).encode()
+                    return self._send(200, body, "application/vnd.pypi.simple.v1+json")
                 if len(parts) == 2 and parts[0] == "packages" and parts[1] in server.files:
                     return self._send(200, server.files[parts[1]], "application/octet-stream")
                 self._send(404, b"not found", "text/plain")
