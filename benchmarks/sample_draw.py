@@ -4,7 +4,7 @@ Used where a measurement cannot afford the whole set (an expert-answered bracket
 draw is stated by its seed and its limits, so anyone regenerates the same selection from the set file.
 Repositories are taken in a seeded order, one sample from each in turn (round robin), so the draw
 spreads over repositories before it deepens any; a repository gives at most ``max_tasks_per_repo``
-tasks. The draw stops at the first round boundary where both minimums hold.
+tasks. The draw stops at the first sample with which both minimums hold.
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ def draw_samples(samples_file: str | Path, *, min_tasks: int, min_repos: int, se
                 if repo not in out.repositories:
                     out.repositories.append(repo)
                 progressed = True
+                if out.tasks >= min_tasks and len(out.repositories) >= min_repos:
+                    return out
                 break
-        if out.tasks >= min_tasks and len(out.repositories) >= min_repos:
-            return out
         if not progressed:
             raise DataError(f"{samples_file}: the set gives {out.tasks} task(s) from {len(out.repositories)} "
                             f"repositories under the cap; the draw needs >= {min_tasks} from >= {min_repos}")
