@@ -71,7 +71,7 @@ def locoeval_prompts(limit: int | None) -> list[tuple[str, Messages]]:
 
 def cab_prompts() -> list[tuple[str, Messages]]:
     """Maintainer requests: system prompt, issue, three read_file results (function-calling shape)."""
-    from benchmarks.cab.agents import maintainer_system_prompt, response_dispatch
+    from benchmarks.cab.maintainer import maintainer_system_prompt, response_dispatch
     from benchmarks.cab.loader import load_issues
     from benchmarks.cab.tools import RepoTools
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from benchmarks.cab.agents import (
-    FULLY_SATISFIED, JudgeAgent, JudgeError, UserAgent, maintainer_system_prompt,
-)
+from benchmarks.cab.judge import JudgeAgent, JudgeError
+from benchmarks.cab.maintainer import maintainer_system_prompt
+from benchmarks.cab.user import FULLY_SATISFIED, UserAgent
 from benchmarks.cab.checkout import CheckoutError, prepare_checkout
 from benchmarks.cab.strands_host import make_maintainer
 from benchmarks.cab.docker_check import DockerUnavailableForIssue, docker_validate

@@ -8,16 +8,16 @@ own native context handling and no external memory. This module provides that ho
   (:class:`reconmem.platform.llm.LLMClient`), so every call the Strands event loop makes is cached,
   tagged with a purpose (``turn_generation`` for the first call of a maintainer response,
   ``maintainer_tool_step`` after tool results) and recorded in the usage ledger. Backbones without
-  function calling use the same strict JSON tool protocol as :class:`benchmarks.cab.agents.MaintainerAgent`.
+  function calling use the same strict JSON tool protocol as :class:`benchmarks.cab.maintainer.MaintainerAgent`.
   Our client already retries, so Strands' own model retry strategy is switched off (no call is paid
   twice). A context-length error becomes Strands' ``ContextWindowOverflowException``, which is what
   lets its conversation manager reduce the history (the native context handling).
 * :func:`repo_tools` — our read-only repository tools (:class:`benchmarks.cab.tools.RepoTools`)
   registered as Strands tools with the same schemas, executed through the dispatch of
-  :func:`benchmarks.cab.agents.response_dispatch` (clipping, calls per step, repeated calls) and one
+  :func:`benchmarks.cab.maintainer.response_dispatch` (clipping, calls per step, repeated calls) and one
   at a time (``SequentialToolExecutor``: the order of results is the order of the calls).
 * The rules the built-in maintainer follows hold here too, for every method (the module docstring
-  of :mod:`benchmarks.cab.agents`): each request is fitted to the window before it is sent, the same
+  of :mod:`benchmarks.cab.maintainer`): each request is fitted to the window before it is sent, the same
   tool-step and calls-per-step caps, repeated calls answered from the cache, a tool call given as
   the answer re-asked once.
 * :class:`StrandsMaintainer` — the maintainer with the interface of ``MaintainerAgent``. With a
@@ -35,7 +35,8 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterable
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.cab.agents import MaintainerTurn, fit_maintainer_request, render_prompt, response_dispatch
+from benchmarks.cab.maintainer import MaintainerTurn, fit_maintainer_request, response_dispatch
+from benchmarks.cab.prompts import render_prompt
 from benchmarks.cab.tools import TOOL_NAMES, TOOL_SCHEMAS, RepoTools, ToolResult
 from reconmem.platform.context import Context, ContextManager, Turn, build_messages
 from reconmem.platform.tools import (ToolCall, ToolDispatch, json_protocol_error, json_tool_result, looks_like_tool_call,
@@ -283,7 +284,7 @@ def ClientModel(llm: "LLMClient", **kw: Any) -> Any:  # noqa: N802 - a class fac
 
 def repo_tools(tools: ToolDispatch[ToolResult], positions: dict[str, int] | None = None) -> list[Any]:
     """Our read-only repository tools as Strands tools, executed through ``tools`` (the dispatch of
-    :func:`benchmarks.cab.agents.response_dispatch`); ``positions`` maps a toolUseId to its place in its round."""
+    :func:`benchmarks.cab.maintainer.response_dispatch`); ``positions`` maps a toolUseId to its place in its round."""
     _require_strands()
     from strands.tools.tools import PythonAgentTool
 
@@ -417,7 +418,7 @@ def make_maintainer(host: str, llm: "LLMClient", manager: ContextManager, tools:
 
     A method that keeps no history of its own (Native Strands) needs the Strands host.
     """
-    from benchmarks.cab.agents import MaintainerAgent
+    from benchmarks.cab.maintainer import MaintainerAgent
 
     if host == "strands" or getattr(manager, "host_managed_history", False):
         return StrandsMaintainer(llm, manager, tools, **kw)

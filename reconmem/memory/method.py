@@ -7,7 +7,7 @@
 * ``hcc``  hierarchical code context compression; off -> full source of every code entity.
 
 First turn: "no recall on the first turn" (CAB, paper §3.5) is the benchmark protocol's rule for
-every method and lives in one place, the CAB maintainer agent (``benchmarks/cab/agents.py``), which
+every method and lives in one place, the CAB maintainer agent (``benchmarks/cab/maintainer.py``), which
 does not call ``context_for`` for the first response. Elsewhere the first recall runs normally on
 the empty memory, which yields only repository-wide code (k31) - there are no memories, drafts or
 structural entities yet.

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from benchmarks.cab.agents import MaintainerAgent, maintainer_system_prompt
+from benchmarks.cab.maintainer import MaintainerAgent, maintainer_system_prompt
 from benchmarks.cab.runner import CabSettings, EmptyUserTurn
 from benchmarks.cab.tools import TOOL_NAMES, RepoTools
 from reconmem.platform.context import Session

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.cab.agents import (
-    FULLY_SATISFIED, NOT_SATISFIED, PARTIALLY_SATISFIED, JudgeParseError, parse_judgment, parse_user_reply,
-)
+from benchmarks.cab.judge import JudgeParseError, parse_judgment
+from benchmarks.cab.user import FULLY_SATISFIED, NOT_SATISFIED, PARTIALLY_SATISFIED, parse_user_reply
 from benchmarks.cab.tools import TOOL_NAMES
 from reconmem.platform.tools import parse_json_tool_call
 from cab_testkit import GOOD_JUDGMENT
@@ -106,7 +105,7 @@ def test_json_tool_protocol():
 
 
 def test_failed_docker_build_makes_verdict_incorrect(fixture_issue):
-    from benchmarks.cab.agents import JudgeAgent
+    from benchmarks.cab.judge import JudgeAgent
     from reconmem.platform.testing import ScriptedLLM
 
     llm = ScriptedLLM([GOOD_JUDGMENT, GOOD_JUDGMENT])

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("strands")
 
-from benchmarks.cab.agents import maintainer_system_prompt  # noqa: E402
+from benchmarks.cab.maintainer import maintainer_system_prompt  # noqa: E402
 from benchmarks.cab.strands_host import (  # noqa: E402
     NativeStrands, StrandsMaintainer, from_chat_messages, make_maintainer, to_chat_messages)
 from benchmarks.cab.tools import RepoTools  # noqa: E402

@@ -202,7 +202,7 @@ TOOL_JSON = '{"tool": "read_file", "arguments": {"path": "tinykv/config.py"}}'
 
 
 def _cab(host: str, fc: bool) -> dict[str, Any]:
-    from benchmarks.cab.agents import MaintainerAgent, maintainer_system_prompt
+    from benchmarks.cab.maintainer import MaintainerAgent, maintainer_system_prompt
     from benchmarks.cab.loader import load_issues
     from benchmarks.cab.tools import RepoTools
 

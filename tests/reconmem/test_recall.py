@@ -224,7 +224,7 @@ def test_prompt_layout_semantic_then_structural_context(make_method):
 
 def test_first_turn_without_memory(make_method):
     # "no recall on the first turn" is CAB's protocol rule, applied once for every method by the CAB
-    # maintainer agent (benchmarks/cab/agents.py); ReConMem itself always recalls
+    # maintainer agent (benchmarks/cab/maintainer.py); ReConMem itself always recalls
     plain = conversation(make_method, meta={"no_recall_first_turn": True})
     first = plain.context_for("How do I cache lines?")
     assert first.items and {i.source for i in first.items} == {REPO_WIDE}

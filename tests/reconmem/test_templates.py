@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from baselines import prompts as baseline_prompts
-from benchmarks.cab.agents import render_prompt as cab_render
+from benchmarks.cab.prompts import render_prompt as cab_render
 from benchmarks.locoeval import prompts as locoeval_prompts
 from reconmem.memory.prompts import render_prompt
 from reconmem.platform.templates import TemplateDir, fill
