@@ -372,3 +372,36 @@ def test_commands_the_test_files_name_become_os_requirements(tmp_path):
     (tmp_path / "tests" / "test_k.py").write_text("def test_k(run):\n    run('ssh-keygen -l -f %s' % 'x')\n"
                                                   "    assert 'git' in ['git']\n    print('make a file')\n")
     assert sorted(commands_in_tests(tmp_path, ["tests/test_k.py", "tests/missing.py"])) == ["git", "openssh-client"]
+
+
+def test_a_gpu_stack_the_tests_import_only_inside_a_test_is_left_out(tmp_path, monkeypatch):
+    monkeypatch.setattr(project, "resolve", _scripted_resolver)
+    job = _job(tmp_path)
+    job.executor, job.state = StandInExecutor({}), {"chosen": {"sha256": "x"}}
+    info = job.state.setdefault("requirements", _info(declared_test=[], imports_without_extras=["torch", "pandas"],
+                                                      from_imports=["torch", "pandas"], module_level_imports=["pandas"]))
+    env, pins, _, _ = project._install(job, info, ".", None, 3)
+    assert pins == ["pytest<8", "cryptography==1", "pandas==1"] and info["heavy_left_out"] == ["torch"]
+    assert info["install_attempts"][-1] == {"failed": "too_heavy", "extras": False, "heavy": ["torch==1"],
+                                            "left_out": ["torch"]}
+    job2 = _job(tmp_path, name="needed")                # a module-level import of the test files: still too heavy
+    job2.executor, job2.state = StandInExecutor({}), {"chosen": {"sha256": "x"}}
+    info2 = job2.state.setdefault("requirements", _info(declared_test=[], imports_without_extras=["torch"],
+                                                        from_imports=["torch"], module_level_imports=["torch"]))
+    assert project._install(job2, info2, ".", None, 3) is None and job2.state["reason"] == "too_heavy"
+
+
+def test_module_level_test_imports_leave_out_type_checking_try_and_test_bodies(tmp_path):
+    from benchmarks.deveval.mapping.requirements import module_level_test_imports, package_imports
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "conftest.py").write_text("import attr\n")
+    (tmp_path / "tests" / "test_a.py").write_text(
+        "import typing as t\nimport numpy as np\nfrom typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import jax\nif t.TYPE_CHECKING:\n    import tensorflow\nelse:\n    import pandas\n"
+        "try:\n    import pyspark\nexcept ImportError:\n    pyspark = None\n"
+        "def test_x():\n    import torch\n")
+    assert module_level_test_imports(tmp_path, ["tests/test_a.py"]) == {"typing", "numpy", "pandas", "attr"}
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "core.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n")
+    assert package_imports(tmp_path, ["pkg/core.py"]) == {"typing"}

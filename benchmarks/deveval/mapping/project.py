@@ -43,8 +43,9 @@ from reconmem.platform.downloads import DownloadError
 from . import match, pypi, trees
 from .requirements import (PYTEST_SPEC, ResolveError, declared_requirements, fixes_from_log, heavy,
                            imported_modules, install_os_packages, local_modules, missing_os_packages,
-                           commands_in_tests, failed_builds, package_imports, relax_pins, shims_from_log,
-                           obsolete_runner, os_packages_from_build_log, resolve, third_party, unpin_runner)
+                           commands_in_tests, failed_builds, module_level_test_imports, optional_heavy,
+                           package_imports, relax_pins, shims_from_log, obsolete_runner,
+                           os_packages_from_build_log, resolve, third_party, unpin_runner, without_dists)
 
 # DevEval's release: arXiv 2405.19856 v1 (2024-05-30; the data went up on GitHub on 2024-06-20).
 # No release uploaded after it is chosen.
@@ -348,6 +349,7 @@ def _specs(info: dict) -> list[str]:
     extra = info["declared_test"] + info["from_imports"] if info["extras"] else info["imports_without_extras"]
     specs = [PYTEST_SPEC] + info["declared_install"] + info.get("from_source_imports", []) + extra + info["fixes"]
     specs = relax_pins(specs, info["relaxed"]) if info.get("relaxed") else specs
+    specs = without_dists(specs, info["heavy_left_out"]) if info.get("heavy_left_out") else specs
     return unpin_runner(specs) if info["runner_unpinned"] else specs
 
 
@@ -375,6 +377,7 @@ def _build_environment(job: ProjectJob, rel, root: Path, matched: list[match.Tas
     info.setdefault("runner_unpinned", False)
     info.setdefault("install_attempts", [])
     info.setdefault("exclude_newer", _exclude_newer(job, rel))
+    info.setdefault("module_level_imports", sorted(module_level_test_imports(root, test_files) | source))
     sdist = pypi.fetch_release(rel)[0] if info["pytest_plugin"] and job.route == "sdist" else None
     if info.get("final"):
         env = _env_for(job, info["pins"], pythonpath, info["os_requirements"], sdist, info.get("compat_shims", []))
@@ -417,7 +420,8 @@ def _install(job: ProjectJob, info: dict, pythonpath: str, sdist: Path | None, n
     """Resolve and build one environment: ``(env, pins, dropped, build_seconds)``, or None after a reason.
 
     A failed resolution, or one that pins a GPU / deep-learning stack, is retried without the optional
-    test extras; a failed resolution then with the index as it stood at the cut-off. A failed build is retried with the Debian packages its log names (installed when
+    test extras; a failed resolution then with the index as it stood at the cut-off; a stack still
+    pinned then is left out when the test files import it only inside a test or a ``try``. A failed build is retried with the Debian packages its log names (installed when
     ``job.install_os_packages``), then without the optional test extras. Every attempt is recorded
     in ``install_attempts``.
     """
@@ -443,6 +447,14 @@ def _install(job: ProjectJob, info: dict, pythonpath: str, sdist: Path | None, n
         if too_heavy and info["extras"]:           # often an optional test extra pulls the GPU stack in
             attempts.append({"failed": "too_heavy", "extras": True, "heavy": too_heavy[:5]})
             info["extras"] = False
+            _save(job)
+            continue
+        optional = [d for d in optional_heavy(info["imports_without_extras"], set(info.get("module_level_imports", [])))
+                    if d not in info.get("heavy_left_out", [])] if too_heavy else []
+        if optional:                               # the tests import them only inside a test or `try`
+            attempts.append({"failed": "too_heavy", "extras": info["extras"], "heavy": too_heavy[:5],
+                             "left_out": optional})
+            info.setdefault("heavy_left_out", []).extend(optional)
             _save(job)
             continue
         if too_heavy:
@@ -627,7 +639,8 @@ def _entry(job: ProjectJob, rel, prefix: str, env: EnvSpec, info: dict,
         "install_notes": f"derived by scripts.map_deveval from {', '.join(info['sources']) or 'test-file imports'}"
                          f"{'' if info['extras'] else ' (optional test extras left out)'}"
                          f"{'; obsolete pinned test runner replaced' if info['runner_unpinned'] else ''}"
-                         f"{'; pins relaxed (no build on Python 3.11): ' + ', '.join(info['relaxed']) if info.get('relaxed') else ''}; "
+                         f"{'; pins relaxed (no build on Python 3.11): ' + ', '.join(info['relaxed']) if info.get('relaxed') else ''}"
+                         f"{'; optional GPU / deep-learning imports left out: ' + ', '.join(info['heavy_left_out']) if info.get('heavy_left_out') else ''}; "
                          f"pinned with uv pip compile --exclude-newer {exclude_newer}",
         "pip_freeze": pins, "python": platform.python_version(),
         "versions_compared": {k: {x: v[x] for x in ("by_position", "by_name", "tests_exist", "full_match")}
@@ -639,6 +652,7 @@ def _entry(job: ProjectJob, rel, prefix: str, env: EnvSpec, info: dict,
         "mapping": {"cutoff": job.cutoff, "collected": job.collected, "exclude_newer": exclude_newer,
                     "resolver": "uv pip compile", "requirement_sources": info["sources"],
                     "optional_test_extras": info["extras"], "runner_unpinned": info["runner_unpinned"],
+                    "heavy_left_out": info.get("heavy_left_out", []),
                     "install_attempts": [{k: v for k, v in a.items() if k != "error"} for a in info["install_attempts"]],
                     "search": job.state.get("search"), "fix_rounds": info["rounds"],
                     "build_seconds_median": statistics.median(build) if build else None},

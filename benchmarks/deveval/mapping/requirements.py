@@ -103,7 +103,7 @@ OBSOLETE_RUNNER = re.compile(r"KeyError: '__spec__'|_pytest/assertion/rewrite\.p
                              r"from _pytest\.\S+ import .*\n.*ImportError")
 _RUNNER_DISTS = re.compile(r"^(pytest|py|pluggy|pytest-[\w-]+)$")
 HEAVY_DISTS = re.compile(r"^(torch|tensorflow(-cpu)?|jax|jaxlib|nvidia-[\w-]+|cupy[\w-]*|triton|mxnet|"
-                         r"onnxruntime-gpu|tensorrt|paddlepaddle)$", re.I)
+                         r"onnxruntime-gpu|tensorrt|paddlepaddle|pyspark)$", re.I)  # pyspark: a JVM stack
 # Backports of modules Python 3.11 has in its standard library (installed, they shadow it or fail).
 STDLIB_BACKPORTS = {"typing", "enum34", "dataclasses", "futures", "argparse", "asyncio", "contextvars",
                     "pathlib", "ordereddict", "importlib", "statistics", "selectors34", "trollius"}
@@ -331,9 +331,15 @@ def imported_modules(root: Path, test_files: list[str]) -> set[str]:
     return mods
 
 
+def _type_checking(test: ast.expr) -> bool:
+    """``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:`` (imports for type checkers only)."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def _unconditional_imports(path: Path) -> list[tuple[str, int]]:
-    """``(module, level)`` of the module-level imports of a file outside ``try`` (``if`` bodies included);
-    for ``from . import x`` the names are listed as ``.x``."""
+    """``(module, level)`` of the module-level imports of a file outside ``try`` (``if`` bodies included,
+    but not those of ``if TYPE_CHECKING:``); for ``from . import x`` the names are listed as ``.x``."""
     try:
         tree = pyast.parse(path.read_text(errors="replace"))
     except (SyntaxError, ValueError, OSError):
@@ -342,7 +348,7 @@ def _unconditional_imports(path: Path) -> list[tuple[str, int]]:
     while body:
         node = body.pop(0)
         if isinstance(node, ast.If):                      # e.g. version checks; `try` bodies stay optional
-            body += node.body + node.orelse
+            body += ([] if _type_checking(node.test) else node.body) + node.orelse
         elif isinstance(node, ast.Import):
             out += [(a.name, 0) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -350,6 +356,31 @@ def _unconditional_imports(path: Path) -> list[tuple[str, int]]:
                 out.append((node.module, node.level))
             out += [(f"{node.module + '.' if node.module else ''}{a.name}", node.level) for a in node.names]
     return out
+
+
+def module_level_test_imports(root: Path, test_files: list[str]) -> set[str]:
+    """Top-level modules the test files and the ``conftest.py`` files above them import unconditionally
+    at module level (what collecting them needs; an import inside a test or a ``try`` is optional)."""
+    files: set[Path] = set()
+    for rel in test_files:
+        p = root / rel
+        files.add(p)
+        files |= {parent / "conftest.py" for parent in p.parents if parent.is_relative_to(root)}
+    return {name.split(".")[0] for f in files if f.is_file() for name, level in _unconditional_imports(f)
+            if not level}
+
+
+def optional_heavy(specs: list[str], needed_modules: set[str]) -> list[str]:
+    """The GPU / deep-learning distributions among ``specs`` (those of the test files' imports) that no
+    module in ``needed_modules`` names (imported only inside a test or a ``try``), by distribution name."""
+    needed = {_name(MODULE_DISTS.get(m) or m) for m in needed_modules}
+    return sorted({_name(s) for s in specs if HEAVY_DISTS.match(_name(s)) and _name(s) not in needed})
+
+
+def without_dists(specs: list[str], names: list[str]) -> list[str]:
+    """``specs`` without those of the distributions ``names``."""
+    drop = {_name(n) for n in names}
+    return [s for s in specs if _name(s) not in drop]
 
 
 def package_imports(root: Path, task_files: list[str], pythonpath: str = ".") -> set[str]:
