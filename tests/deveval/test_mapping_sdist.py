@@ -191,6 +191,10 @@ def test_runner_and_build_log_readers():
         ["pytest<8", "pytest-mock", "six==1.16"]
     assert os_packages_from_build_log("Error: pg_config executable not found.") == ["libpq-dev"]
     assert os_packages_from_build_log("ERROR: Could not build wheels for numpy") == []
+    from benchmarks.deveval.mapping.requirements import fixes_from_log
+
+    assert fixes_from_log("E   AttributeError: module 'numpy.__config__' has no attribute 'get_info'") == \
+        (["numpy<1.26"], [])
 
 
 def test_a_test_that_pip_installs_at_test_time_is_needs_network(tmp_path):

@@ -73,6 +73,8 @@ PLUGIN_HINTS = [
     (re.compile(r"'django_db' not found in `markers`|fixture '(db|client|rf|settings)' not found"), "pytest-django"),
     (re.compile(r"'vcr' not found in `markers`|fixture 'vcr\w*' not found"), "pytest-recording"),
     (re.compile(r"No module named 'pkg_resources'"), "setuptools<70"),
+    # NumPy 1.26 dropped numpy.__config__.get_info, which pytensor / aesara read for their BLAS flags
+    (re.compile(r"module 'numpy\.__config__' has no attribute 'get_info'"), "numpy<1.26"),
 ]
 # Commands tests call, and the Debian package that provides each (Docker images install them).
 OS_COMMANDS = {"git": "git", "hg": "mercurial", "svn": "subversion", "ffmpeg": "ffmpeg", "gpg": "gnupg",
