@@ -504,7 +504,7 @@ def _local_runtimes(cfg: Any, models: Mapping[str, Any]) -> dict[str, Any]:
     reuse ...), for every role of this run served by an in-process model."""
     from omegaconf import OmegaConf
 
-    from reconmem.platform.local_model import runtime_settings
+    from reconmem.platform.local_model.settings import runtime_settings
 
     out = {}
     for role, key in ROLE_OPTIONS.items():

@@ -133,7 +133,7 @@ class Truth:
         litellm.token_counter(model="openai/gpt-5-mini", text="x")  # points tiktoken at litellm's bundled encodings
         import tiktoken
 
-        from reconmem.platform.local_model import get_model
+        from reconmem.platform.local_model.server import get_model
 
         self.qwen = get_model(OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "backbone" / "local.yaml").local))
         self.o200k = tiktoken.get_encoding("o200k_base")

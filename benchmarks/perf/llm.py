@@ -71,13 +71,14 @@ def run(args: argparse.Namespace) -> int:
             client = LLMClient(spec, ledger=UsageLedger(), cache_path=Path(cache_dir) / "cache.sqlite")
             load = ""
             if spec.is_local:
-                from reconmem.platform import local_model
+                from reconmem.platform.local_model.provider import ensure_registered
+                from reconmem.platform.local_model.server import get_model
 
                 started = time.perf_counter()
-                model = local_model.get_model(spec.local or {})  # assemble / verify the GGUF
+                model = get_model(spec.local or {})  # assemble / verify the GGUF
                 gguf_s = time.perf_counter() - started
                 model.load()
-                local_model.ensure_registered(spec)
+                ensure_registered(spec)
                 load = (f"GGUF ready {gguf_s:.1f} s, load {model.load_seconds or 0.0:.1f} s, threads {model.threads}, "
                         f"n_ctx {model.n_ctx}, RSS {rss_gb():.2f} GB, ")
             miss = client.chat(PROMPT, purpose="bench", max_tokens=args.max_tokens, temperature=0.0)

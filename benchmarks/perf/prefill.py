@@ -68,7 +68,9 @@ def trace(turns: int) -> list[tuple[str, list[dict[str, str]]]]:
 def replay(local: dict[str, Any], calls: list, *, reuse: bool, max_tokens: int) -> tuple[list[str], dict, float]:
     """Run ``calls`` on a freshly loaded model; (reply texts, per-purpose counts, seconds)."""
     from reconmem.platform.llm.response import prefill_counts
-    from reconmem.platform.local_model import LocalModel, effective_n_ctx, resolve_gguf, resolve_threads
+    from reconmem.platform.local_model.server import LocalModel
+    from reconmem.platform.local_model.settings import effective_n_ctx, resolve_threads
+    from reconmem.platform.local_model.weights import resolve_gguf
 
     model = LocalModel(resolve_gguf(local), n_ctx=effective_n_ctx(local), threads=resolve_threads(local.get("threads")),
                        n_batch=local.get("n_batch")).load()
@@ -107,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         local["threads"] = args.threads
     local["n_ctx"] = args.n_ctx
     calls = trace(args.turns)
-    from reconmem.platform.local_model import resolve_threads
+    from reconmem.platform.local_model.settings import resolve_threads
 
     threads = resolve_threads(local.get("threads"))
     print(f"prefill trace: {args.turns} turns x 3 calls, {args.max_tokens} output tokens each, greedy, "

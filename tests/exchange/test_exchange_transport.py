@@ -11,7 +11,7 @@ from reconmem.platform.llm import (BackboneSpec, ExchangePending, LiteLLMTranspo
                                    default_transport)
 from reconmem.platform.llm.exchange import (ExchangeFolder, ExchangeOptions, ExchangeTransport, import_answers,
                                             import_batch_output, pending_requests, take_deferred)
-from reconmem.platform.local_model import LocalTransport
+from reconmem.platform.local_model.provider import LocalTransport
 from reconmem.platform.testing import ScriptedTransport, scripted_spec
 
 MSGS = [{"role": "system", "content": "sys"}, {"role": "user", "content": "What does foo() do?"}]

@@ -52,7 +52,7 @@ def test_local_transport_names_the_weights_and_pinned_threads():
     from omegaconf import OmegaConf
 
     from reconmem.platform.llm import default_transport
-    from reconmem.platform.local_model import LocalTransport
+    from reconmem.platform.local_model.provider import LocalTransport
 
     spec = BackboneSpec.from_config(OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/backbone/local.yaml"))
     transport = default_transport(spec)

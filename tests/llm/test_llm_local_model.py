@@ -4,14 +4,15 @@ plumbing (a fake in-process server), and one real call to the local Qwen model."
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from pathlib import Path
 
 import pytest
 
-from reconmem.platform import local_model
 from reconmem.platform.llm import BackboneSpec, ContextLengthExceeded, LLMClient, LLMUnavailable, UsageLedger
-from reconmem.platform.local_model import ModelIntegrityError, assemble_gguf, chunk_files_from_packages
+from reconmem.platform.local_model import server, settings, weights
+from reconmem.platform.local_model.weights import ModelIntegrityError, assemble_gguf, chunk_files_from_packages
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -74,12 +75,12 @@ def test_chunk_packages_are_found_in_order():
 
 def test_local_config_errors_name_options(tmp_path):
     with pytest.raises(LLMUnavailable, match="backbone.local.gguf_path: no such file"):
-        local_model.resolve_gguf({"gguf_path": str(tmp_path / "missing.gguf")})
+        weights.resolve_gguf({"gguf_path": str(tmp_path / "missing.gguf")})
     with pytest.raises(ValueError, match="backbone.local.n_ctxx"):
-        local_model.check_local_config({"gguf_path": "x.gguf", "n_ctxx": 5})
+        settings.check_local_config({"gguf_path": "x.gguf", "n_ctxx": 5})
 
 
-class FakeServer(local_model.LocalModel):
+class FakeServer(server.LocalModel):
     """Stands in for xllamacpp: records request bodies, answers like llama.cpp's server."""
 
     def __init__(self, path):
@@ -92,7 +93,7 @@ class FakeServer(local_model.LocalModel):
     def chat(self, body):
         self.bodies.append(dict(body))
         if len(str(body["messages"])) > 500:
-            local_model.raise_for_error({"error": {"code": 400, "type": "exceed_context_size_error",
+            server.raise_for_error({"error": {"code": 400, "type": "exceed_context_size_error",
                                                    "message": "request (900 tokens) exceeds the available context size"}})
         return {"id": "x", "created": 1, "choices": [{"finish_reason": "stop", "message": {"role": "assistant",
                 "content": '{"ok": true}'}}], "usage": {"prompt_tokens": 11, "completion_tokens": 4, "total_tokens": 15}}
@@ -105,29 +106,29 @@ class FakeServer(local_model.LocalModel):
 
 
 def _install_fake(monkeypatch, gguf, fake):
-    monkeypatch.setattr(local_model, "_MODELS", {(str(gguf.resolve()), 64, "2"): fake})
-    monkeypatch.setattr(local_model, "_RESOLVED", {})
+    monkeypatch.setattr(server, "_MODELS", {(str(gguf.resolve()), 64, "2"): fake})
+    monkeypatch.setattr(server, "_RESOLVED", {})
 
 
 def test_threads_are_pinned_not_chosen_from_load(monkeypatch):
     """The thread count never depends on the machine's load (it changes greedy outputs)."""
-    assert local_model.resolve_threads(3) == 3
-    assert local_model.resolve_threads("1") == 1
-    assert local_model.resolve_threads(None) == local_model.DEFAULT_THREADS == 2
-    monkeypatch.setattr(local_model.os, "cpu_count", lambda: 64)  # a big machine: still the pinned default
-    assert local_model.resolve_threads("auto") == 2
-    assert not hasattr(local_model, "busy_cores_elsewhere")
+    assert settings.resolve_threads(3) == 3
+    assert settings.resolve_threads("1") == 1
+    assert settings.resolve_threads(None) == settings.DEFAULT_THREADS == 2
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # a big machine: still the pinned default
+    assert settings.resolve_threads("auto") == 2
+    assert not hasattr(settings, "busy_cores_elsewhere")
     for bad in ("many", 0, True):
         with pytest.raises(ValueError, match="backbone.local.threads"):
-            local_model.resolve_threads(bad)
+            settings.resolve_threads(bad)
 
 
 def test_threads_recorded_for_manifest_and_cache_key():
-    assert local_model.runtime_settings({"threads": 1, "n_ctx": 4096})["threads"] == 1
-    settings = local_model.runtime_settings({"gguf_path": "/m.gguf"})
-    assert settings["threads"] == 2 and settings["n_ctx"] == local_model.DEFAULT_N_CTX and settings["n_parallel"] == 1
-    assert local_model.cache_identity({"threads": "auto"}) == {"local_threads": 2}
-    assert local_model.cache_identity({"threads": 1}) != local_model.cache_identity({"threads": 2})
+    assert settings.runtime_settings({"threads": 1, "n_ctx": 4096})["threads"] == 1
+    runtime = settings.runtime_settings({"gguf_path": "/m.gguf"})
+    assert runtime["threads"] == 2 and runtime["n_ctx"] == settings.DEFAULT_N_CTX and runtime["n_parallel"] == 1
+    assert settings.cache_identity({"threads": "auto"}) == {"local_threads": 2}
+    assert settings.cache_identity({"threads": 1}) != settings.cache_identity({"threads": 2})
 
 
 def test_prompt_cache_switch_reaches_the_server_and_the_cache_key(tmp_path, monkeypatch):
@@ -136,11 +137,11 @@ def test_prompt_cache_switch_reaches_the_server_and_the_cache_key(tmp_path, monk
     gguf.write_bytes(b"GGUF")
     fake = FakeServer(gguf)
     _install_fake(monkeypatch, gguf, fake)
-    assert local_model.cache_identity({}) == {"local_threads": 2}
-    assert local_model.cache_identity({"prompt_cache": False}) == {"local_threads": 2, "local_prompt_cache": False}
-    assert local_model.runtime_settings({"prompt_cache": False})["prompt_cache"] is False
+    assert settings.cache_identity({}) == {"local_threads": 2}
+    assert settings.cache_identity({"prompt_cache": False}) == {"local_threads": 2, "local_prompt_cache": False}
+    assert settings.runtime_settings({"prompt_cache": False})["prompt_cache"] is False
     with pytest.raises(ValueError, match="backbone.local.prompt_cache"):
-        local_model.check_local_config({"gguf_path": str(gguf), "prompt_cache": "sometimes"})
+        settings.check_local_config({"gguf_path": str(gguf), "prompt_cache": "sometimes"})
     for flag, expected in ((None, None), (False, False)):
         local = {"gguf_path": str(gguf), "n_ctx": 64, **({} if flag is None else {"prompt_cache": flag})}
         spec = BackboneSpec(name="fake", model="local/fake-model", context_window=1000, max_output_tokens=16, local=local)

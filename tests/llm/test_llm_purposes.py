@@ -29,7 +29,7 @@ SOURCE_PACKAGES = ("reconmem", "baselines", "benchmarks", "scripts")
 CLIENT_PACKAGE = "reconmem/platform/llm/"
 CLIENT_METHODS = frozenset({"chat", "chat_json"})
 # ``chat(body)`` of the in-process llama.cpp model: the transport under the client, no purpose.
-LOCAL_MODEL_CHATS = frozenset({"reconmem/platform/local_model.py", "benchmarks/perf/prefill.py"})
+LOCAL_MODEL_CHATS = frozenset({"reconmem/platform/local_model/provider.py", "benchmarks/perf/prefill.py"})
 MSGS = [{"role": "user", "content": "hi"}]
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from hub_server import HubServer
-from reconmem.platform import hub, local_model
+from reconmem.platform import hub
 from reconmem.platform.llm import LLMUnavailable
+from reconmem.platform.local_model import server, weights
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 GGUF = b"GGUF" + bytes(range(256)) * 64  # a small stand-in file: 16 KiB
@@ -28,7 +29,7 @@ def online(tmp_path, monkeypatch):
     monkeypatch.delenv(hub.OFFLINE_ENV, raising=False)
     monkeypatch.setenv("RECONMEM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(hub, "_UNREACHABLE", {})
-    monkeypatch.setattr(local_model, "_RESOLVED", {})
+    monkeypatch.setattr(server, "_RESOLVED", {})
     return tmp_path
 
 
@@ -52,11 +53,11 @@ def test_gguf_comes_from_the_hub_verified_and_is_reused(online, monkeypatch):
     with HubServer() as server:
         sha = server.add("Qwen/Tiny-GGUF", "tiny-q4.gguf", GGUF)
         monkeypatch.setenv("HF_ENDPOINT", server.url)
-        path = local_model.resolve_gguf(_node(sha))
-        assert path == local_model.models_dir() / "tiny-q4.gguf" and path.read_bytes() == GGUF
+        path = weights.resolve_gguf(_node(sha))
+        assert path == weights.models_dir() / "tiny-q4.gguf" and path.read_bytes() == GGUF
         assert [m for m, _ in server.requests] == ["HEAD", "GET", "GET"]  # probe, resolve -> 302, blob
         assert server.requests[1][1] == "/Qwen/Tiny-GGUF/resolve/main/tiny-q4.gguf"
-        assert local_model.resolve_gguf(_node(sha)) == path
+        assert weights.resolve_gguf(_node(sha)) == path
         assert len(server.requests) == 3, "a verified copy is reused without asking the hub"
     assert not list(path.parent.glob("*.part"))
 
@@ -67,7 +68,7 @@ def test_a_hub_file_with_the_wrong_sha256_is_refused_and_the_chunks_are_used(onl
         server.add("Qwen/Tiny-GGUF", "tiny-q4.gguf", GGUF[:-1] + b"X")  # same size, other bytes
         monkeypatch.setenv("HF_ENDPOINT", server.url)
         sha = hashlib.sha256(GGUF).hexdigest()
-        path = local_model.resolve_gguf(_node(sha, chunk_packages=[pkg]))
+        path = weights.resolve_gguf(_node(sha, chunk_packages=[pkg]))
     assert path.read_bytes() == GGUF
     assert any("refused" in r.getMessage() for r in caplog.records)
 
@@ -78,7 +79,7 @@ def test_offline_forces_the_chunk_packages_and_asks_no_hub(online, monkeypatch):
     with HubServer() as server:
         sha = server.add("Qwen/Tiny-GGUF", "tiny-q4.gguf", GGUF)
         monkeypatch.setenv("HF_ENDPOINT", server.url)
-        path = local_model.resolve_gguf(_node(sha, chunk_packages=[pkg]))
+        path = weights.resolve_gguf(_node(sha, chunk_packages=[pkg]))
         assert path.read_bytes() == GGUF
         assert server.requests == [], "RECONMEM_OFFLINE=1: the hub is never asked"
     with pytest.raises(hub.HubUnavailable, match="RECONMEM_OFFLINE=1"):
@@ -92,11 +93,11 @@ def test_an_unreachable_hub_costs_one_quick_failure(online, monkeypatch):
         dead = f"http://127.0.0.1:{s.getsockname()[1]}"
     monkeypatch.setenv("HF_ENDPOINT", dead)
     started = time.monotonic()
-    path = local_model.resolve_gguf(_node(hashlib.sha256(GGUF).hexdigest(), chunk_packages=[pkg]))
+    path = weights.resolve_gguf(_node(hashlib.sha256(GGUF).hexdigest(), chunk_packages=[pkg]))
     assert path.read_bytes() == GGUF and time.monotonic() - started < 30
     assert dead in hub._UNREACHABLE
     with pytest.raises(LLMUnavailable, match="not installed.*hub did not serve it either"):
-        local_model.resolve_gguf(_node(hashlib.sha256(b"other").hexdigest(), gguf_name="other.gguf"))
+        weights.resolve_gguf(_node(hashlib.sha256(b"other").hexdigest(), gguf_name="other.gguf"))
 
 
 def test_preflight_accepts_weights_the_hub_serves_and_refuses_them_offline(online, monkeypatch):

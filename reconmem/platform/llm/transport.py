@@ -5,7 +5,7 @@ retries and the context-window guard; a :class:`Transport` sends one request and
 tokenizer and what else names its outputs in the cache key. Implementations:
 
 * :class:`LiteLLMTransport` - API and server backbones through ``litellm.completion``;
-* :class:`reconmem.platform.local_model.LocalTransport` - the in-process GGUF model (``local/...``);
+* :class:`reconmem.platform.local_model.provider.LocalTransport` - the in-process GGUF model (``local/...``);
 * :class:`reconmem.platform.testing.ScriptedTransport` - scripted replies (tests);
 * :class:`reconmem.platform.llm.exchange.ExchangeTransport` - requests out as files, answers back.
 
@@ -122,7 +122,7 @@ def local_weights_identity(local: Mapping[str, Any] | None) -> dict[str, Any]:
 def default_transport(spec: BackboneSpec, *, timeout: float = 300) -> Transport:
     """The transport a backbone's model string names: ``local/...`` the in-process model, else litellm."""
     if spec.is_local:
-        from reconmem.platform.local_model import LocalTransport
+        from reconmem.platform.local_model.provider import LocalTransport
 
         return LocalTransport(spec, timeout=timeout)
     return LiteLLMTransport(spec, timeout=timeout)
