@@ -4,10 +4,15 @@
 the copied tree as ``_reconmem_fork_record.py`` and loads with ``-p _reconmem_fork_record``. It
 records, for the run's tests:
 
-- ``assert a == b`` that fails: both operands (``pytest_assertrepr_compare`` sees the real objects;
-  pytest's assertion rewriting is forced on with ``--assert=rewrite``);
-- ``self.assertEqual`` and its type-specific relatives that fail: both arguments (the TestCase
-  methods are wrapped);
+- ``assert a == b`` and ``assert a is b`` that fail: both operands and the operator
+  (``pytest_assertrepr_compare`` sees the real objects; pytest's assertion rewriting is forced on
+  with ``--assert=rewrite``);
+- ``self.assertEqual``, its type-specific relatives (``assertListEqual``, ``assertDictEqual``,
+  ``assertCountEqual``, ...), ``assertAlmostEqual`` and ``assertIs`` that fail: both arguments (the
+  TestCase methods are wrapped);
+- a mock's ``assert_called_with`` / ``assert_called_once_with`` that fails on the arguments: the
+  expected and the actual call's positional and keyword arguments (``unittest.mock`` and, when
+  installed, the ``mock`` backport);
 - ``pytest.raises(X)`` / ``self.assertRaises(X)`` left by an exception of another class: the
   expected class(es) and the class actually raised;
 
@@ -90,13 +95,14 @@ def pytest_runtest_setup(item):
 
 
 def pytest_assertrepr_compare(config, op, left, right):
-    if op == "==":
-        _add("compare", _where(), left=_value(left), right=_value(right))
+    if op in ("==", "is"):
+        _add("compare", _where(), op=op, left=_value(left), right=_value(right))
     return None
 
 
 _EQ = ("assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
-       "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual")
+       "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual",
+       "assertAlmostEqual", "assertAlmostEquals", "assertIs")
 
 
 def _wrap_eq(name):
@@ -170,6 +176,44 @@ def assertRaises(self, expected_exception, *args, **kwargs):
 
 
 unittest.TestCase.assertRaises = assertRaises
+
+
+def _call_args(args, kwargs):
+    return {"args": [_value(a) for a in args], "kwargs": {str(k): _value(v) for k, v in kwargs.items()}}
+
+
+def _wrap_mock(cls):
+    orig = getattr(cls, "assert_called_with", None)
+    if orig is None or getattr(orig, "_reconmem_wrapped", False):
+        return
+
+    def assert_called_with(self, *args, **kwargs):
+        try:
+            return orig(self, *args, **kwargs)
+        except AssertionError:
+            actual = getattr(self, "call_args", None)
+            if actual is not None:
+                a_args, a_kwargs = actual
+                _add("call", _where(), expected=_call_args(args, kwargs), actual=_call_args(a_args, a_kwargs))
+            raise
+
+    assert_called_with._reconmem_wrapped = True
+    cls.assert_called_with = assert_called_with
+
+
+def _wrap_mocks():
+    import unittest.mock
+    _wrap_mock(unittest.mock.NonCallableMock)
+    try:
+        import mock as backport
+    except Exception:  # noqa: BLE001 - the backport is optional
+        return
+    cls = getattr(backport, "NonCallableMock", None)
+    if cls is not None:
+        _wrap_mock(cls)
+
+
+_wrap_mocks()
 
 
 def pytest_runtest_logstart(nodeid, location):

@@ -6,12 +6,20 @@ the recording plugin (``record_plugin``), twice, each time in a fresh process:
 1. the public body's run gives the tests that already fail (left alone, listed);
 2. every other failing test must have recorded assertions, and each recorded assertion is rewritten
    in its test file -- only its **expected operand**: the literal side of ``assert a == b`` or of
-   ``self.assertEqual(a, b)`` (or, when that side is a ``pytest.mark.parametrize`` parameter, its
-   literal value in the failing case) becomes ``repr(actual)`` (only when ``ast.literal_eval`` of that repr
-   gives the actual value back, same type), or the class in ``pytest.raises(X)`` /
-   ``self.assertRaises(X)`` becomes the class the fork raised (only when the test file can name it:
-   a builtin, a class of the same module as ``X`` written as ``mod.X``, or a name the test file
-   binds). No assertion is removed, nothing else changes;
+   ``self.assertEqual(a, b)`` and its relatives (``assertListEqual``, ``assertDictEqual``,
+   ``assertCountEqual``, ``assertAlmostEqual``, ...) (or, when that side is a
+   ``pytest.mark.parametrize`` parameter, its literal value in the failing case) becomes
+   ``repr(actual)`` (only when ``ast.literal_eval`` of that repr gives the actual value back, same
+   type); the ``True`` / ``False`` / ``None`` side of ``assert a is b`` / ``self.assertIs(a, b)``
+   becomes the singleton the fork produced; each literal argument of a failing
+   ``mock.assert_called_with(...)`` / ``assert_called_once_with(...)`` that differs from the actual
+   call's becomes the actual argument (same positional / keyword shape required); or the class in
+   ``pytest.raises(X)`` / ``self.assertRaises(X)`` becomes the class the fork raised (only when the
+   test file can name it: a builtin, a class of the same module as ``X`` written as ``mod.X``, or a
+   name the test file binds). No assertion is removed or loosened (``==`` stays ``==``, ``is`` stays
+   ``is``), nothing else changes. Not rewritten (the task is dropped): an exception the test did not
+   expect, ``DID NOT RAISE``, ``assertTrue(expr)`` / a bare ``assert expr``, membership
+   (``in`` / ``assertIn``), ``assert_not_called``, assertions in the project's own helper modules;
 3. the two recordings must agree (values compared after ``literal_eval``); a test failing without a
    record, an assertion whose two sides are both or neither literal, one assertion seen with two
    different values (a loop, a shared helper), an unstable run: the task is dropped, with the reason;
@@ -40,10 +48,14 @@ from benchmarks.sandbox.local import LocalExecutor
 from reconmem.platform import pyast
 
 MAX_ROUNDS = 10
-DERIVE_VERSION = 3             # screening rows of an older derivation are screened again
+DERIVE_VERSION = 4             # screening rows of an older derivation are screened again
 _RAISES_CALLS = {"raises", "assertRaises"}
 _EQ_METHODS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
-               "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual"}
+               "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual",
+               "assertAlmostEqual", "assertAlmostEquals"}
+_IS_METHODS = {"assertIs"}
+_CALL_ASSERTS = {"assert_called_with", "assert_called_once_with"}
+_SINGLETONS = ("True", "False", "None")
 
 
 class DeriveError(ValueError):
@@ -103,7 +115,7 @@ class Rewrite:
     file: str
     line: int
     test: str
-    kind: str                       # compare | unittest | raises
+    kind: str                       # compare | unittest | raises | call
     old: str
     new: str
 
@@ -165,7 +177,16 @@ def _module_names(tree: ast.Module) -> set[str]:
 
 
 def plan_rewrite(text: str, rec: dict[str, Any]) -> tuple[tuple[int, int], str, str]:
-    """``((start, end), old, new)``: the expected operand of the recorded assertion and its new text."""
+    """``((start, end), old, new)``: the one expected operand of the recorded assertion and its new text."""
+    plans = plan_rewrites(text, rec)
+    if len(plans) != 1:
+        raise DeriveError(f"line {rec['line']}: {len(plans)} expected operands to rewrite")
+    return plans[0]
+
+
+def plan_rewrites(text: str, rec: dict[str, Any]) -> list[tuple[tuple[int, int], str, str]]:
+    """``[((start, end), old, new)]``: the expected operand(s) of the recorded assertion and their new
+    text (several only for a mock call's differing arguments)."""
     tree = pyast.parse(text)
     line = rec["line"]
     if rec["kind"] in ("compare", "unittest"):
@@ -174,13 +195,15 @@ def plan_rewrite(text: str, rec: dict[str, Any]) -> tuple[tuple[int, int], str, 
             if not cands:
                 raise DeriveError(f"no assert statement at line {line}")
             test = cands[0].test
-            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-                raise DeriveError(f"line {line}: the failing assert is not `a == b`")
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is))):
+                raise DeriveError(f"line {line}: the failing assert is not `a == b` or `a is b`")
+            identity = isinstance(test.ops[0], ast.Is)
             left, right = test.left, test.comparators[0]
         else:
-            calls = [c for c in _innermost(tree, line, ast.Call) if _call_name(c) in _EQ_METHODS]
+            calls = [c for c in _innermost(tree, line, ast.Call) if _call_name(c) in _EQ_METHODS | _IS_METHODS]
             if not calls or len(calls[0].args) < 2:
                 raise DeriveError(f"line {line}: no assertEqual call with two positional arguments")
+            identity = _call_name(calls[0]) in _IS_METHODS
             left, right = calls[0].args[0], calls[0].args[1]
         lit_l, lit_r = _literal(left), _literal(right)
         if lit_l == lit_r and not lit_l:
@@ -193,9 +216,13 @@ def plan_rewrite(text: str, rec: dict[str, Any]) -> tuple[tuple[int, int], str, 
         expected, actual = (left, rec["right"]) if lit_l else (right, rec["left"])
         if not actual.get("literal"):
             raise DeriveError(f"line {line}: the actual value has no literal form ({actual.get('type')})")
+        if identity and (ast.unparse(expected) not in _SINGLETONS or actual["repr"] not in _SINGLETONS):
+            raise DeriveError(f"line {line}: an identity check against something other than True / False / None")
         span = _segment_span(text, expected)
         old = text[span[0]:span[1]]
-        return span, old, _same_quotes(old, actual["repr"])
+        return [(span, old, _same_quotes(old, actual["repr"]))]
+    if rec["kind"] == "call":
+        return _plan_call(text, tree, rec)
     if rec["kind"] == "raises":
         calls = [c for c in _innermost(tree, line, ast.Call) if _call_name(c) in _RAISES_CALLS and c.args]
         if not calls:
@@ -205,8 +232,54 @@ def plan_rewrite(text: str, rec: dict[str, Any]) -> tuple[tuple[int, int], str, 
             raise DeriveError(f"line {line}: a tuple of expected exceptions")
         new = _class_name_for(tree, arg, rec["expected"], rec["raised"])
         span = _segment_span(text, arg)
-        return span, text[span[0]:span[1]], new
+        return [(span, text[span[0]:span[1]], new)]
     raise DeriveError(f"unknown record kind {rec['kind']!r}")
+
+
+def _plan_call(text: str, tree: ast.Module, rec: dict[str, Any]) -> list[tuple[tuple[int, int], str, str]]:
+    """The differing arguments of a failing ``mock.assert_called_with(...)`` /
+    ``assert_called_once_with(...)``: each must be a literal (or one parameter's value) in the test,
+    the actual argument must have a literal form, and the two calls must have the same shape."""
+    line = rec["line"]
+    calls = [c for c in _innermost(tree, line, ast.Call) if _call_name(c) in _CALL_ASSERTS]
+    if not calls:
+        raise DeriveError(f"line {line}: no assert_called_with / assert_called_once_with call")
+    call, exp, act = calls[0], rec["expected"], rec["actual"]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        raise DeriveError(f"line {line}: the expected call unpacks its arguments")
+    if len(call.args) != len(exp["args"]) or {k.arg for k in call.keywords} != set(exp["kwargs"]):
+        raise DeriveError(f"line {line}: the recorded expected call is not the one written there")
+    if len(act["args"]) != len(exp["args"]) or set(act["kwargs"]) != set(exp["kwargs"]):
+        raise DeriveError(f"line {line}: the actual call passes other positional / keyword arguments")
+    pairs = [(n, e, a) for n, e, a in zip(call.args, exp["args"], act["args"])]
+    pairs += [(k.value, exp["kwargs"][k.arg], act["kwargs"][k.arg]) for k in call.keywords]
+    out = []
+    for node, e, a in pairs:
+        if _same_value(e, a):
+            continue
+        if not a.get("literal"):
+            raise DeriveError(f"line {line}: the actual argument has no literal form ({a.get('type')})")
+        if not _literal(node):
+            node = _parametrized_value(tree, line, node, rec.get("indices"))
+            if node is None:
+                raise DeriveError(f"line {line}: a differing argument of the expected call is neither a literal "
+                                  f"nor one parameter's value")
+        span = _segment_span(text, node)
+        old = text[span[0]:span[1]]
+        out.append((span, old, _same_quotes(old, a["repr"])))
+    if not out:
+        raise DeriveError(f"line {line}: the expected and the actual call differ in no argument's value")
+    return out
+
+
+def _same_value(expected: dict[str, Any], actual: dict[str, Any]) -> bool:
+    """Two recorded values are equal (literals by value and type; otherwise mock's ``ANY`` or the same repr)."""
+    if expected.get("repr") == "<ANY>":
+        return True
+    if expected.get("literal") and actual.get("literal"):
+        e, a = _value_back(expected), _value_back(actual)
+        return type(e) is type(a) and e == a
+    return _masked(expected.get("repr")) == _masked(actual.get("repr"))
 
 
 def _parametrized_value(tree: ast.Module, line: int, operand: ast.AST, indices: dict[str, int] | None) -> ast.AST | None:
@@ -274,6 +347,8 @@ def _normalised(records: list[dict[str, Any]]) -> dict[tuple, Any]:
         key = (r.get("test"), r["file"], r["line"], r["kind"])
         if r["kind"] == "raises":
             val = json.dumps([r["expected"], r["raised"]], sort_keys=True)
+        elif r["kind"] == "call":
+            val = _masked(json.dumps([r["expected"], r["actual"]], sort_keys=True))
         else:
             val = []
             for side in ("left", "right"):
@@ -291,7 +366,8 @@ def _normalised(records: list[dict[str, Any]]) -> dict[tuple, Any]:
 
 
 def _masked(text: str | None) -> str | None:
-    return re.sub(r"0x[0-9a-fA-F]{6,}", "0x?", text) if text else text
+    """``text`` with object addresses and mocks' ids masked."""
+    return re.sub(r"id='\d+'", "id='?'", re.sub(r"0x[0-9a-fA-F]{6,}", "0x?", text)) if text else text
 
 
 def _same(a: Recording, b: Recording) -> bool:
@@ -381,14 +457,14 @@ def _apply_round(current: dict[str, str], run: Recording, new_failures: list[str
             rel = rec.get("file")
             if rel not in current:
                 raise DeriveError(f"{nodeid}: the failing assertion is in {rel}, not in a test file of the task")
-            span, old, new = plan_rewrite(current[rel], rec)
-            if old == new:
-                raise DeriveError(f"{rel}:{rec['line']}: the expected operand already is {new}")
-            seen = plans.setdefault(rel, {}).get(span)
-            if seen is not None and seen[1] != new:
-                raise DeriveError(f"{rel}:{rec['line']}: one expected operand, two different actual values "
-                                  f"(a loop or a shared helper)")
-            plans[rel][span] = (old, new, rec)
+            for span, old, new in plan_rewrites(current[rel], rec):
+                if old == new:
+                    raise DeriveError(f"{rel}:{rec['line']}: the expected operand already is {new}")
+                seen = plans.setdefault(rel, {}).get(span)
+                if seen is not None and seen[1] != new:
+                    raise DeriveError(f"{rel}:{rec['line']}: one expected operand, two different actual values "
+                                      f"(a loop or a shared helper)")
+                plans[rel][span] = (old, new, rec)
     n = 0
     for rel, edits in plans.items():
         text = current[rel]

@@ -168,3 +168,134 @@ def test_plan_rewrite_refuses_what_it_cannot_rewrite_safely():
         assert "no literal form" in str(exc)
     else:
         raise AssertionError("no DeriveError")
+
+
+EXTRA_MODULE = TINY_MODULE + '''
+
+def fits(parts, limit=3):
+    """Whether parts fit the limit."""
+    return len(parts) <= limit
+
+
+def notify(send, parts):
+    """Send the joined parts."""
+    send(join(parts), retries=3)
+'''
+EXTRA_FORK = (EXTRA_MODULE.replace('",".join', '";".join').replace("len(parts) <= limit", "len(parts) < limit")
+              .replace("retries=3", "retries=5"))
+EXTRA_TESTS = '''import unittest
+from unittest import mock
+
+import pytest
+
+from tinyfork.mod import fits, join, notify
+
+
+def test_identity():
+    assert fits(["a", "b", "c"]) is True
+    assert fits(["a"]) is True
+
+
+def test_display():
+    assert {"j": join(["a", "b"]), "n": [1, 2]} == {"j": "a,b", "n": [1, 2]}
+
+
+def test_mock_call():
+    send = mock.Mock()
+    notify(send, ["a", "b"])
+    send.assert_called_once_with("a,b", retries=3)
+
+
+@pytest.mark.parametrize("parts, joined", [(["a", "b"], "a,b"), (["c"], "c")])
+def test_mock_call_parametrized(parts, joined):
+    send = mock.Mock()
+    notify(send, parts)
+    send.assert_called_with(joined, retries=3)
+
+
+class TestFamily(unittest.TestCase):
+    def test_family(self):
+        self.assertIs(fits(["a", "b", "c"]), True)
+        self.assertCountEqual(join(["x", "y"]).split(), ["x,y"])
+        self.assertDictEqual({"j": join(["x", "y"])}, {"j": "x,y"})
+        self.assertListEqual([join(["p", "q"])], ["p,q"])
+        self.assertAlmostEqual(len(join(["x", "y"])) / 2, 1.5)
+'''
+
+
+def test_identity_mock_and_assertequal_family_rewrite_only_expected_operands(tmp_path, recorder, fork_env):
+    root = make_tiny_project(tmp_path / "p", module=EXTRA_MODULE, tests=EXTRA_TESTS, other=None)
+    der = _derive(root, recorder, fork_env, fork=EXTRA_FORK)
+    assert der.ok, der.reason
+    diff = der.diffs[TESTS]
+    removed = [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+    added = [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    assert removed == ['assert fits(["a", "b", "c"]) is True',
+                       'assert {"j": join(["a", "b"]), "n": [1, 2]} == {"j": "a,b", "n": [1, 2]}',
+                       'send.assert_called_once_with("a,b", retries=3)',
+                       '@pytest.mark.parametrize("parts, joined", [(["a", "b"], "a,b"), (["c"], "c")])',
+                       'send.assert_called_with(joined, retries=3)',
+                       'self.assertIs(fits(["a", "b", "c"]), True)',
+                       'self.assertCountEqual(join(["x", "y"]).split(), ["x,y"])',
+                       'self.assertDictEqual({"j": join(["x", "y"])}, {"j": "x,y"})',
+                       'self.assertListEqual([join(["p", "q"])], ["p,q"])']
+    assert added == ['assert fits(["a", "b", "c"]) is False',
+                     "assert {\"j\": join([\"a\", \"b\"]), \"n\": [1, 2]} == {'j': 'a;b', 'n': [1, 2]}",
+                     'send.assert_called_once_with("a;b", retries=5)',
+                     '@pytest.mark.parametrize("parts, joined", [(["a", "b"], "a;b"), (["c"], "c")])',
+                     'send.assert_called_with(joined, retries=5)',
+                     'self.assertIs(fits(["a", "b", "c"]), False)',
+                     "self.assertCountEqual(join([\"x\", \"y\"]).split(), ['x;y'])",
+                     "self.assertDictEqual({\"j\": join([\"x\", \"y\"])}, {'j': 'x;y'})",
+                     "self.assertListEqual([join([\"p\", \"q\"])], ['p;q'])"]
+    assert {r.kind for r in der.rewrites} == {"compare", "call", "unittest"}
+    assert der.files[TESTS].count("assert") == EXTRA_TESTS.count("assert")      # no assertion removed
+
+
+def test_mock_calls_of_another_shape_or_without_literals_drop_the_task(tmp_path, recorder, fork_env):
+    shaped = EXTRA_TESTS.replace('send = mock.Mock()\n    notify(send, ["a", "b"])\n'
+                                 '    send.assert_called_once_with("a,b", retries=3)',
+                                 'send = mock.create_autospec(lambda text, retries=0: None)\n'
+                                 '    notify(send, ["a", "b"])\n    send.assert_called_once_with("a,b", 3)')
+    assert shaped != EXTRA_TESTS
+    root = make_tiny_project(tmp_path / "p", module=EXTRA_MODULE, tests=shaped, other=None)
+    der = _derive(root, recorder, fork_env, fork=EXTRA_FORK)
+    assert not der.ok and "other positional / keyword arguments" in der.reason, der.reason
+    named = EXTRA_TESTS.replace('send.assert_called_once_with("a,b", retries=3)',
+                                'retries = 3\n    send.assert_called_once_with("a,b", retries=retries)')
+    root = make_tiny_project(tmp_path / "q", module=EXTRA_MODULE, tests=named, other=None)
+    der = _derive(root, recorder, fork_env, fork=EXTRA_FORK)
+    assert not der.ok and "neither a literal nor one parameter's value" in der.reason, der.reason
+
+
+def _refused(text: str, rec: dict) -> str:
+    try:
+        plan_rewrite(text, rec)
+    except DeriveError as exc:
+        return str(exc)
+    raise AssertionError("no DeriveError")
+
+
+def test_identity_checks_are_rewritten_only_between_singletons():
+    lit = {"repr": "False", "literal": True, "type": "bool"}
+    rec = {"kind": "compare", "op": "is", "line": 1, "left": lit, "right": {"repr": "True", "literal": True}}
+    assert plan_rewrite("assert f() is True\n", rec)[1:] == ("True", "False")
+    assert "True / False / None" in _refused("assert f() is 2\n", {**rec, "right": {"repr": "2", "literal": True}})
+    assert "True / False / None" in _refused("assert f() is True\n",
+                                             {**rec, "left": {"repr": "3", "literal": True, "type": "int"}})
+    unit = {"kind": "unittest", "line": 1, "left": lit, "right": {"repr": "'a'", "literal": True}}
+    assert "True / False / None" in _refused("self.assertIs(f(), 'a')\n", unit)
+    assert "not `a == b` or `a is b`" in _refused("assert f() != 2\n", rec)
+
+
+def test_mock_call_plans_refuse_unpacked_and_unrecorded_arguments():
+    one = {"repr": "1", "literal": True, "type": "int"}
+    rec = {"kind": "call", "line": 1, "expected": {"args": [one], "kwargs": {}},
+           "actual": {"args": [{"repr": "2", "literal": True, "type": "int"}], "kwargs": {}}}
+    assert plan_rewrite("m.assert_called_with(1)\n", rec)[1:] == ("1", "2")
+    assert "unpacks" in _refused("m.assert_called_with(*args)\n", rec)
+    assert "not the one written there" in _refused("m.assert_called_with(1, 2)\n", rec)
+    same = {**rec, "actual": rec["expected"]}
+    assert "differ in no argument" in _refused("m.assert_called_with(1)\n", same)
+    opaque = {**rec, "actual": {"args": [{"repr": "<X object>", "literal": False, "type": "X"}], "kwargs": {}}}
+    assert "no literal form" in _refused("m.assert_called_with(1)\n", opaque)
