@@ -43,13 +43,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from benchmarks.locoeval.verified.distractors import module_bindings, skip_constant
-from benchmarks.locoeval.verified.source import SourceText, dedent_body, one_line, parents_of
+from benchmarks.locoeval.verified.source import (FRAGMENT_CHARS, SourceText, dedent_body, fragment_node, one_line,
+                                                 parents_of)
 from reconmem.platform import pyast
 
 KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "flag", "membership", "case", "sort",
          "side", "encoding", "exception", "order")
 CATALOGUE_VERSION = 6          # screening rows of an older catalogue are screened again
-FRAGMENT_CHARS = 110
 UNIT_FACTORS = {7, 8, 12, 16, 24, 32, 60, 64, 100, 128, 256, 255, 365, 1000, 1024, 3600, 86400, 1e3, 1e6, 1e9,
                 1000000, 1000000000, 0x7F, 0xFF, 0xFFFF, 65535, 65536}
 LIMIT_WORDS = re.compile(r"timeout|limit|max|min|retr|attempt|size|count|depth|width|length|len\b|"
@@ -203,24 +203,8 @@ class Target:
         return self.body_start <= getattr(node, "lineno", 0) and getattr(node, "end_lineno", 10**9) <= self.body_end
 
     def fragment_node(self, node: ast.AST) -> ast.AST | None:
-        """The largest single-line expression around ``node`` of at most FRAGMENT_CHARS, widened to
-        its simple statement when that fits too (None: ``node`` spans lines)."""
-        if node.lineno != node.end_lineno:
-            return None
-        best = node
-        while best in self.parents:
-            par = self.parents[best]
-            if isinstance(par, ast.expr) and not isinstance(par, (ast.Lambda, ast.JoinedStr)):
-                if par.lineno != par.end_lineno or len(self.src.segment(par)) > FRAGMENT_CHARS:
-                    return best
-                best = par
-                continue
-            if isinstance(par, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr, ast.If,
-                                ast.While)) and par.lineno == par.end_lineno \
-                    and len(self.src.segment(par)) <= FRAGMENT_CHARS and not isinstance(par, (ast.If, ast.While)):
-                return par
-            return best
-        return best
+        """:func:`benchmarks.locoeval.verified.source.fragment_node` around ``node`` in this target."""
+        return fragment_node(self.src, self.parents, node)
 
 
 def _change(t: Target, kind: str, node: ast.AST, new: str, public_value: str, fork_value: str,

@@ -28,16 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.locoeval.verified.distractors import CONSTANT_NAME, Vocabulary, skip_constant
-from benchmarks.locoeval.verified.source import SourceText, dedent_body, one_line, parents_of
+from benchmarks.locoeval.verified.source import SourceText, dedent_body, fragment_node, one_line, parents_of
 
-FRAGMENT_CHARS = 110
 KIND_ORDER = ("raise", "constant", "string", "number", "call", "attribute", "bool", "compare")
 _NEGATE = {ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.LtE: ast.Gt, ast.Gt: ast.LtE, ast.In: ast.NotIn,
            ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
 _OP_TEXT = {ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<=", ast.Gt: ">", ast.In: "in", ast.NotIn: "not in",
             ast.Is: "is", ast.IsNot: "is not"}
 _OP_RE = re.compile(r"not\s+in\b|is\s+not\b|<=|>=|<|>|\bin\b|\bis\b")
-_SIMPLE_STMT = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
 
 
 @dataclass
@@ -141,25 +139,6 @@ class BodyFacts:
         a, b = self.src.span(node)
         return dedent_body(self.body_text[:a - self.body_lo] + new + self.body_text[b - self.body_lo:])
 
-    def _fragment(self, node: ast.AST) -> ast.AST | None:
-        """The largest single-line expression around ``node`` of at most FRAGMENT_CHARS, widened to
-        its simple statement when that fits too."""
-        if node.lineno != node.end_lineno:
-            return None
-        best = node
-        while best in self.parents:
-            par = self.parents[best]
-            if isinstance(par, ast.expr) and not isinstance(par, (ast.Lambda, ast.JoinedStr)):
-                if par.lineno != par.end_lineno or len(self.src.segment(par)) > FRAGMENT_CHARS:
-                    return best
-                best = par
-                continue
-            if isinstance(par, _SIMPLE_STMT) and par.lineno == par.end_lineno \
-                    and len(self.src.segment(par)) <= FRAGMENT_CHARS:
-                return par
-            return best
-        return best
-
     def _enclosing_if(self, node: ast.AST) -> tuple[ast.If | None, bool]:
         cur = node
         while cur in self.parents:
@@ -201,7 +180,7 @@ class BodyFacts:
             return FactSite("raise", "raise:" + key, target, n, exc, self.voc.exception_alternatives(exc),
                             cond, in_else)
         if isinstance(n, ast.Compare) and len(n.ops) == 1 and type(n.ops[0]) in _NEGATE:
-            ctx = self._fragment(n)
+            ctx = fragment_node(self.src, self.parents, n)
             if ctx is None:
                 return None
             new_op = _OP_TEXT[_NEGATE[type(n.ops[0])]]
@@ -215,14 +194,14 @@ class BodyFacts:
                 return None
             if skip_constant(self.parents, n, self.func) or isinstance(self.parents.get(n), ast.Raise):
                 return None
-            ctx = self._fragment(n)
+            ctx = fragment_node(self.src, self.parents, n)
             if ctx is None:
                 return None
             token = self.src.segment(n)
             return FactSite("constant", "constant:" + key, n, ctx, token, self.voc.constant_alternatives(token))
         if isinstance(n, ast.Constant) and not skip_constant(self.parents, n, self.func):
             v = n.value
-            ctx = self._fragment(n)
+            ctx = fragment_node(self.src, self.parents, n)
             if ctx is None:
                 return None
             token = self.src.segment(n)
@@ -253,7 +232,7 @@ class BodyFacts:
                 return None
             if not is_call and isinstance(par, ast.Attribute):
                 return None  # self.x.y: the fact would be about y
-        ctx = self._fragment(n)
+        ctx = fragment_node(self.src, self.parents, n)
         if ctx is None:
             return None
         token = self.src.segment(n)

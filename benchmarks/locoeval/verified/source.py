@@ -6,6 +6,9 @@ import ast
 import re
 import textwrap
 
+FRAGMENT_CHARS = 110  # the longest one-line fragment a fact or a fork change shows around its edit
+_SIMPLE_STMT = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
+
 
 class SourceText:
     """A file's text with ast positions (utf-8 byte columns) mapped to character offsets."""
@@ -53,3 +56,22 @@ def parents_of(tree: ast.AST) -> dict[ast.AST, ast.AST]:
         for child in ast.iter_child_nodes(node):
             out[child] = node
     return out
+
+
+def fragment_node(src: SourceText, parents: dict[ast.AST, ast.AST], node: ast.AST) -> ast.AST | None:
+    """The largest single-line expression around ``node`` of at most FRAGMENT_CHARS, widened to its
+    simple statement when that fits too (None: ``node`` spans lines). ``parents``: :func:`parents_of`."""
+    if node.lineno != node.end_lineno:
+        return None
+    best = node
+    while best in parents:
+        par = parents[best]
+        if isinstance(par, ast.expr) and not isinstance(par, (ast.Lambda, ast.JoinedStr)):
+            if par.lineno != par.end_lineno or len(src.segment(par)) > FRAGMENT_CHARS:
+                return best
+            best = par
+            continue
+        if isinstance(par, _SIMPLE_STMT) and par.lineno == par.end_lineno and len(src.segment(par)) <= FRAGMENT_CHARS:
+            return par
+        return best
+    return best
