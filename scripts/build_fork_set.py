@@ -4,6 +4,8 @@
                                             [--v2-only] [--max-changes 3] [--max-tries 6] [--retry-errors]
     python -m scripts.build_fork_set counts [--out FILE]
     python -m scripts.build_fork_set show NAMESPACE [--out FILE]
+    python -m scripts.build_fork_set ship --screen FILE [--set-dir DIR] [--deveval-data FILE]
+    python -m scripts.build_fork_set compose --screen FILE [--seed N] [--set-dir DIR] [--deveval-data FILE]
 
 ``screen`` appends one JSON line per task to ``--out`` (default ``<cache>/locoeval_fork/screen.jsonl``)
 and skips the tasks already there, so an interrupted screening resumes by running the same command.
@@ -12,6 +14,12 @@ task of the selected manifest projects (their DevEval records from v2's shipped 
 DevEval's data.jsonl -- ``--deveval-data`` or ``$RECONMEM_DEVEVAL_DATA`` -- when present).
 ``counts`` prints how many tasks reached each step and why the others were lost; ``show`` prints a
 task's latest row for review: its changes with the user's statements, the test diffs, the checks.
+``ship`` writes the validated tasks of a results file into the set directory (default
+``benchmarks/locoeval/fork/set/``): ``forks.jsonl``, ``deveval_tasks.jsonl``, ``SOURCE.md``
+(``benchmarks/locoeval/fork/ship.py``).
+``compose`` writes the conversations of those tasks into the set directory: ``samples.jsonl``,
+``samples.verification.jsonl``, ``generation.json`` (seeded, deterministic;
+``benchmarks/locoeval/fork/compose.py``).
 What, how and what remains: ``benchmarks/locoeval/fork/__init__.py``.
 """
 
@@ -51,7 +59,24 @@ def main(argv: list[str] | None = None) -> int:
     sh = sub.add_parser("show", help="print a task's latest row: changes, statements, test diffs, checks")
     sh.add_argument("namespace")
     sh.add_argument("--out", type=Path, default=None, help="results file")
+    sp = sub.add_parser("ship", help="write the validated tasks' fork data into the set directory")
+    sp.add_argument("--screen", type=Path, required=True, help="results file of the screening")
+    sp.add_argument("--set-dir", type=Path, default=None, help="default: benchmarks/locoeval/fork/set/")
+    sp.add_argument("--deveval-data", type=Path, default=os.environ.get("RECONMEM_DEVEVAL_DATA"),
+                    help="DevEval data.jsonl for tasks outside v2 (default: $RECONMEM_DEVEVAL_DATA)")
+    sp.add_argument("--manifest", type=Path, default=None, help="pypi_sources.json (default: the shipped one)")
+    cp = sub.add_parser("compose", help="compose the validated tasks into the set's samples (seeded)")
+    cp.add_argument("--screen", type=Path, required=True, help="results file of the screening")
+    cp.add_argument("--seed", type=int, default=0, help="composition seed (default 0)")
+    cp.add_argument("--set-dir", type=Path, default=None, help="default: benchmarks/locoeval/fork/set/")
+    cp.add_argument("--deveval-data", type=Path, default=os.environ.get("RECONMEM_DEVEVAL_DATA"),
+                    help="DevEval data.jsonl for tasks outside v2 (default: $RECONMEM_DEVEVAL_DATA)")
+    cp.add_argument("--manifest", type=Path, default=None, help="pypi_sources.json (default: the shipped one)")
     args = ap.parse_args(argv)
+    if args.command == "ship":
+        return ship_command(args)
+    if args.command == "compose":
+        return compose_command(args)
 
     from benchmarks.locoeval.fork.screen import (ScreenOptions, default_results_path, loss_counts, read_results,
                                                  screen)
@@ -85,6 +110,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(json.dumps({"this_run": dict(counts), **loss_counts(out)}, indent=1))
+    return 0
+
+
+def ship_command(args: argparse.Namespace) -> int:
+    """``ship``: the set directory's fork data from a results file."""
+    from benchmarks.locoeval.fork.ship import SET_DIR, ForkDataError, ship, summary
+
+    if not args.screen.is_file():
+        print(f"error: results file {args.screen} not found (option --screen)", file=sys.stderr)
+        return 2
+    try:
+        result = ship(args.screen, args.set_dir or SET_DIR, deveval_data=args.deveval_data, manifest=args.manifest)
+    except (ForkDataError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary(result), indent=1))
+    return 0
+
+
+def compose_command(args: argparse.Namespace) -> int:
+    """``compose``: the set's samples from a results file."""
+    from benchmarks.locoeval.fork.compose import SET_DIR, ComposeError, build
+
+    try:
+        gen = build(args.screen, seed=args.seed, out_dir=args.set_dir or SET_DIR, manifest=args.manifest,
+                    deveval_data=args.deveval_data)
+    except (ComposeError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps({k: gen[k] for k in ("validated", "composed", "distractor_modes", "statistics")}, indent=1))
     return 0
 
 

@@ -1,0 +1,98 @@
+"""Shipping the fork data: diffs applied to the snapshot's files, records written and read back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks.locoeval.fork.ship import (ForkDataError, ForkRecord, apply_diff, apply_diffs, diff_blocks,
+                                           fork_test_text, read_forks)
+from benchmarks.locoeval.fork.tests_derive import derive_tests, unified_diffs
+from fork_fixtures import TINY_TESTS, fork_env, recorder, tiny_project  # noqa: F401 (fixtures)
+from fork_set_fixtures import MOD, PROJECT, TESTS, tiny_fork_set  # noqa: F401 (fixtures)
+
+PUBLIC = "".join(f"line {i}\n" for i in range(1, 31))
+
+
+def _diff(old: str, new: str, path: str = "t.py") -> str:
+    return unified_diffs({path: old}, {path: new})[path]
+
+
+def test_a_derivation_round_trips_through_its_diff(tiny_project, recorder, fork_env):
+    text = (tiny_project / MOD).read_text()
+    fork = text.replace('",".join(parts)', '";".join(parts)')
+    der = derive_tests(executor=recorder, root=tiny_project, env=fork_env, target_file=MOD, fork_text=fork,
+                       test_files=[TESTS])
+    assert der.ok, der.reason
+    assert apply_diff(TINY_TESTS, der.diffs[TESTS]) == der.files[TESTS]
+    assert "a;b" in der.files[TESTS] and "a;b" not in TINY_TESTS
+
+
+def test_diffs_of_one_file_apply_together_unless_they_overlap():
+    first = PUBLIC.replace("line 3\n", "line three\n")
+    second = PUBLIC.replace("line 20\n", "line twenty\nline twenty-bis\n")
+    both = apply_diffs(PUBLIC, [_diff(PUBLIC, first), _diff(PUBLIC, second)])
+    assert both == first.replace("line 20\n", "line twenty\nline twenty-bis\n")
+    assert apply_diffs(PUBLIC, [_diff(PUBLIC, first), _diff(PUBLIC, first)]) == first      # the same change once
+    other = PUBLIC.replace("line 3\n", "line THREE\n")
+    with pytest.raises(ForkDataError, match="two diffs change the same lines"):
+        apply_diffs(PUBLIC, [_diff(PUBLIC, first), _diff(PUBLIC, other)])
+    removed = PUBLIC.replace("line 30\n", "")
+    assert apply_diff(PUBLIC, _diff(PUBLIC, removed)) == removed
+    assert [(b.start, b.end) for b in diff_blocks(PUBLIC, _diff(PUBLIC, first))] == [(2, 3)]
+
+
+def test_a_diff_over_another_text_is_refused_with_its_line():
+    first = PUBLIC.replace("line 3\n", "line three\n")
+    with pytest.raises(ForkDataError, match=r"t.py: line \d+: does not match line 1 of the file"):
+        apply_diff(PUBLIC.replace("line 1\n", "changed\n"), _diff(PUBLIC, first), where="t.py")
+    with pytest.raises(ForkDataError, match="expected a file header or a hunk"):
+        apply_diff(PUBLIC, "--- a/t.py\n+++ b/t.py\nnot a hunk\n")
+    with pytest.raises(ForkDataError, match="ends inside a hunk"):
+        apply_diff(PUBLIC, "".join(_diff(PUBLIC, first).splitlines(keepends=True)[:-2]))
+
+
+def test_the_shipped_set_holds_each_validated_task_and_rebuilds_its_tests(tiny_fork_set):
+    fs = tiny_fork_set
+    forks = read_forks(fs.set_dir / "forks.jsonl")
+    assert sorted(forks) == ["tinyfork.mod.join", "tinyfork.mod.tag"]
+    for ns, rec in forks.items():
+        row = fs.rows[ns]
+        assert (rec.project_path, rec.version, rec.file, rec.indent) == (PROJECT, "0", MOD, 4)
+        assert rec.fork_body == row["fork_body"] and list(rec.changes) == row["changes"]
+        assert list(rec.hidden_files) == row["hidden_files"] and rec.checks == row["checks"]
+        assert list(rec.test_ids) == json.loads(fs.data.read_text().splitlines()[sorted(forks).index(ns)])["tests"]
+        rebuilt = rec.fork_tests(lambda p: (fs.root / p).read_text())
+        public = (fs.root / TESTS).read_text()
+        assert _diff(public, rebuilt[TESTS], TESTS) == row["derivation"]["diffs"][TESTS]
+        assert ForkRecord.of(rec.record()) == rec
+    records = [json.loads(x) for x in (fs.set_dir / "deveval_tasks.jsonl").read_text().splitlines()]
+    assert [r["namespace"] for r in records] == sorted(forks)
+    source = (fs.set_dir / "SOURCE.md").read_text()
+    assert "2 fork tasks in 1 repositories" in source
+    assert "| Tiny/tiny 0 | 2 | MIT |" in source and "seketeam/DevEval" in source
+
+
+def test_a_snapshot_file_other_than_the_derived_ones_is_refused(tiny_fork_set):
+    rec = read_forks(tiny_fork_set.set_dir / "forks.jsonl")["tinyfork.mod.join"]
+    public = (tiny_fork_set.root / TESTS).read_text()
+    with pytest.raises(ForkDataError, match="differs from the one the fork's tests were derived from"):
+        fork_test_text(rec.tests[TESTS], public + "\n# edited\n", where=TESTS)
+
+
+def test_bad_fork_lines_name_the_file_line_and_field(tmp_path):
+    path = tmp_path / "forks.jsonl"
+    path.write_text('{"namespace": "a.b"}\n')
+    with pytest.raises(ForkDataError, match=r"forks.jsonl:1: missing field 'tests'"):
+        read_forks(path)
+    path.write_text("{not json\n")
+    with pytest.raises(ForkDataError, match=r"forks.jsonl:1"):
+        read_forks(path)
+
+
+def test_the_ship_command_names_a_missing_screening_file(tmp_path, capsys):
+    from scripts.build_fork_set import main
+
+    assert main(["ship", "--screen", str(tmp_path / "none.jsonl"), "--set-dir", str(tmp_path / "set")]) == 2
+    assert "none.jsonl not found (option --screen)" in capsys.readouterr().err
