@@ -219,7 +219,7 @@ class TestFamily(unittest.TestCase):
         self.assertCountEqual(join(["x", "y"]).split(), ["x,y"])
         self.assertDictEqual({"j": join(["x", "y"])}, {"j": "x,y"})
         self.assertListEqual([join(["p", "q"])], ["p,q"])
-        self.assertAlmostEqual(len(join(["x", "y"])) / 2, 1.5)
+        self.assertAlmostEqual(join(["x", "y"]).count(",") / 4, 0.25, places=3)
 '''
 
 
@@ -238,7 +238,8 @@ def test_identity_mock_and_assertequal_family_rewrite_only_expected_operands(tmp
                        'self.assertIs(fits(["a", "b", "c"]), True)',
                        'self.assertCountEqual(join(["x", "y"]).split(), ["x,y"])',
                        'self.assertDictEqual({"j": join(["x", "y"])}, {"j": "x,y"})',
-                       'self.assertListEqual([join(["p", "q"])], ["p,q"])']
+                       'self.assertListEqual([join(["p", "q"])], ["p,q"])',
+                       'self.assertAlmostEqual(join(["x", "y"]).count(",") / 4, 0.25, places=3)']
     assert added == ['assert fits(["a", "b", "c"]) is False',
                      "assert {\"j\": join([\"a\", \"b\"]), \"n\": [1, 2]} == {'j': 'a;b', 'n': [1, 2]}",
                      'send.assert_called_once_with("a;b", retries=5)',
@@ -247,7 +248,8 @@ def test_identity_mock_and_assertequal_family_rewrite_only_expected_operands(tmp
                      'self.assertIs(fits(["a", "b", "c"]), False)',
                      "self.assertCountEqual(join([\"x\", \"y\"]).split(), ['x;y'])",
                      "self.assertDictEqual({\"j\": join([\"x\", \"y\"])}, {'j': 'x;y'})",
-                     "self.assertListEqual([join([\"p\", \"q\"])], ['p;q'])"]
+                     "self.assertListEqual([join([\"p\", \"q\"])], ['p;q'])",
+                     'self.assertAlmostEqual(join(["x", "y"]).count(",") / 4, 0.0, places=3)']
     assert {r.kind for r in der.rewrites} == {"compare", "call", "unittest"}
     assert der.files[TESTS].count("assert") == EXTRA_TESTS.count("assert")      # no assertion removed
 
