@@ -22,9 +22,10 @@ The pieces (this package; v1 / v2 code is reused by import and not changed)
   the screening rows were made with.
 - ``record_plugin`` + ``tests_derive``: the fork's tests. The task's test files run with the fork's
   body under a pytest plugin that records the real operands of every failing ``assert a == b`` /
-  ``assertEqual`` and the class a ``pytest.raises`` / ``assertRaises`` actually saw; only the
-  expected operand (a literal, replaced by ``repr(actual)`` when that round-trips) or the expected
-  class is rewritten; twice in fresh processes per round (unstable -> dropped); rounds until every
+  ``assert a is b`` / ``assertEqual`` (and its relatives, ``assertIs``) / mock ``assert_called_with``
+  and the class a ``pytest.raises`` / ``assertRaises`` actually saw; only the expected operand (a
+  literal, replaced by ``repr(actual)`` when that round-trips; True / False / None for ``is``; the
+  differing literal arguments of the expected call) or the expected class is rewritten; twice in fresh processes per round (unstable -> dropped); rounds until every
   test that passes on the release passes on the fork; a unified diff per test file. Anything that
   cannot be done mechanically (no literal side, a loop or shared helper seeing two values, a failure
   without a recorded assertion, a class the test file cannot name) drops the task with its reason.
