@@ -5,7 +5,8 @@ the recording plugin (``record_plugin``), twice, each time in a fresh process:
 
 1. the public body's run gives the tests that already fail (left alone, listed);
 2. every other failing test must have recorded assertions, and each recorded assertion is rewritten
-   in its test file -- only its **expected operand**: the literal side of ``assert a == b`` or of
+   in its test file -- only its **expected operand**: the literal side (a literal or an expression of
+   literals only, such as ``8 * 1024``) of ``assert a == b`` or of
    ``self.assertEqual(a, b)`` and its relatives (``assertListEqual``, ``assertDictEqual``,
    ``assertCountEqual``, ``assertAlmostEqual``, ...) (or, when that side is a
    ``pytest.mark.parametrize`` parameter, its literal value in the failing case) becomes
@@ -143,11 +144,26 @@ class Derivation:
 
 
 def _literal(node: ast.AST) -> bool:
+    """A literal, or an expression of literals only (``8 * 1024``, ``-(2 ** 10)``, a display of such)."""
     try:
         pyast.literal_eval(node)
         return True
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
+        return _of_literals(node)
+
+
+def _of_literals(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _of_literals(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _of_literals(node.left) and _of_literals(node.right)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_of_literals(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return None not in node.keys and all(_of_literals(n) for n in node.keys + node.values)
+    return False
 
 
 def _value_back(rec: dict[str, Any]) -> Any:

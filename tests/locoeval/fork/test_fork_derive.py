@@ -301,3 +301,14 @@ def test_mock_call_plans_refuse_unpacked_and_unrecorded_arguments():
     assert "differ in no argument" in _refused("m.assert_called_with(1)\n", same)
     opaque = {**rec, "actual": {"args": [{"repr": "<X object>", "literal": False, "type": "X"}], "kwargs": {}}}
     assert "no literal form" in _refused("m.assert_called_with(1)\n", opaque)
+
+
+def test_an_expression_of_literals_is_an_expected_operand_a_name_is_not():
+    actual = {"repr": "16777216", "literal": True, "type": "int"}
+    rec = {"kind": "unittest", "line": 1, "left": actual, "right": {"repr": "8388608", "literal": True}}
+    text = "self.assertEqual(size(8 * 1024 * 10000), 8 * 1024 * 1024)\n"
+    assert plan_rewrite(text, rec)[1:] == ("8 * 1024 * 1024", "16777216")
+    assert plan_rewrite("self.assertEqual(size(), [-(2 ** 3), {'a': 1 + 2}])\n", rec)[1:] == \
+        ("[-(2 ** 3), {'a': 1 + 2}]", "16777216")
+    assert "neither side" in _refused("self.assertEqual(size(), 8 * KB)\n", rec)
+    assert "neither side" in _refused("self.assertEqual(size(), {**base})\n", rec)
