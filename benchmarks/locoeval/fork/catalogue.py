@@ -19,8 +19,19 @@ one fork value per site:
 | ``encoding`` | a text encoding name (``'utf-8'``, ``'ascii'``, ``'latin-1'`` ...) | another common one |
 | ``exception`` | the class a ``raise`` uses | a sibling class: same direct base, defined in the project and reachable from the module; builtins only ``ValueError`` -> ``TypeError`` under a type check |
 | ``order`` | two adjacent one-line call statements on different receivers, neither adding to an output (``append``, ``write``, ``add`` ...), with no data dependency between them | the two swapped |
+| ``missing`` | a ``None`` test of a name or attribute in a one-line ``if`` / ``elif`` / ``while`` header (also inside ``and`` / ``or`` / ``not``) | every empty value counts as missing: ``x is None`` -> ``not x``, ``x is not None`` -> ``x`` |
+| ``empty`` | the value a one-statement guard (``if ...: return v``) returns: an empty value (``[]``, ``{}``, ``()``, ``''``, ``set()`` ...); ``True`` / ``False`` when the guard tests a parameter for an empty or missing value (``not x``, ``x is None``, ``len(x) == 0``) | ``None``; the other bool |
+| ``strip`` | ``.strip()`` / ``.rstrip()`` / ``.lstrip()`` (no argument or a string) | ``.strip()`` -> ``.rstrip()``; ``.rstrip()`` / ``.lstrip()`` -> ``.strip()`` |
+| ``key`` | a ``snake_case`` / ``camelCase`` string key of a dict the function builds and returns (a returned dict literal, one assigned to a returned name, ``d['k'] = v`` on a returned name), named nowhere else in the function | the other convention (``'user_id'`` <-> ``'userId'``) |
+| ``base`` | the start of ``enumerate`` | ``enumerate(x)`` -> ``enumerate(x, 1)``, ``enumerate(x, 1)`` -> ``enumerate(x)`` |
+| ``rounding`` | ``floor`` / ``ceil``, ``round(x, n)``, ``int(a / b)`` | ``ceil`` / ``floor``, ``round(x, n + 1)``, ``round(a / b)`` |
 
-Nothing else: no change to a docstring, message, log text, f-string part, annotation or subscript,
+``format`` also covers an f-string that is no message: the separator between two placeholders
+(``f'{k}: {v}'`` -> ``f'{k} - {v}'``). ``exception`` also gives ``TypeError`` -> ``ValueError``.
+Version 7 only added sites: for every screened task its proposals contain version 6's (checked over
+the 1,010 located tasks), which lets the screening carry version-6 rows forward (``screen``).
+
+Nothing else: no change to a docstring, message, log text, f-string part (but the separator above), annotation or subscript,
 no change that does not parse, no second change on the same line. Every change has a one-sentence
 **statement** of the decision as the user would say it (naming the fork's value and the code, never
 the public value), a **public statement** (the library's behaviour, for the distractor "stated
@@ -48,8 +59,8 @@ from benchmarks.locoeval.verified.source import (FRAGMENT_CHARS, SourceText, ded
 from reconmem.platform import pyast
 
 KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "flag", "membership", "case", "sort",
-         "side", "encoding", "exception", "order")
-CATALOGUE_VERSION = 6          # screening rows of an older catalogue are screened again
+         "side", "encoding", "exception", "order", "missing", "empty", "strip", "key", "base", "rounding")
+CATALOGUE_VERSION = 7          # screening rows of an older catalogue are screened again
 UNIT_FACTORS = {7, 8, 12, 16, 24, 32, 60, 64, 100, 128, 256, 255, 365, 1000, 1024, 3600, 86400, 1e3, 1e6, 1e9,
                 1000000, 1000000000, 0x7F, 0xFF, 0xFFFF, 65535, 65536}
 LIMIT_WORDS = re.compile(r"timeout|limit|max|min|retr|attempt|size|count|depth|width|length|len\b|"
@@ -208,13 +219,18 @@ class Target:
 
 
 def _change(t: Target, kind: str, node: ast.AST, new: str, public_value: str, fork_value: str,
-            span: tuple[int, int] | None = None, context: ast.AST | None = None) -> ForkChange | None:
-    """The change replacing ``node``'s span (or ``span``) by ``new``, with its fragments."""
+            span: tuple[int, int] | None = None, context: ast.AST | None = None,
+            around: tuple[int, int] | None = None) -> ForkChange | None:
+    """The change replacing ``node``'s span (or ``span``) by ``new``, with its fragments (the text of
+    ``context``, or of the span ``around``)."""
     a, b = span or t.src.span(node)
-    ctx = context or t.fragment_node(node)
-    if ctx is None:
-        return None
-    ca, cb = t.src.span(ctx)
+    if around is not None:
+        ca, cb = around
+    else:
+        ctx = context or t.fragment_node(node)
+        if ctx is None:
+            return None
+        ca, cb = t.src.span(ctx)
     if not (ca <= a and b <= cb):
         ca, cb = min(ca, a), max(cb, b)
     fragment = t.text[ca:cb]
@@ -457,6 +473,8 @@ def exception_changes(t: Target) -> list[ForkChange]:
                 break
         if new is None and not base and name == "ValueError" and _type_check_above(t, n):
             new = "TypeError"
+        elif new is None and not base and name == "TypeError":
+            new = "ValueError"
         if new is None:
             continue
         ctx = n if n.lineno == n.end_lineno and len(t.src.segment(n)) <= FRAGMENT_CHARS else target
@@ -685,9 +703,282 @@ def _logging_call(s: ast.Expr) -> bool:
     return name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print")
 
 
+def _header_span(t: Target, stmt: ast.If | ast.While) -> tuple[int, int] | None:
+    """The one-line header ``if <test>:`` / ``elif <test>:`` / ``while <test>:`` of ``stmt`` (None: the
+    test spans lines, the line holds a comment, or it is longer than FRAGMENT_CHARS)."""
+    test = stmt.test
+    if test.lineno != test.end_lineno or test.lineno != stmt.lineno:
+        return None
+    line_start = t.src.offset(test.lineno, 0)
+    a = line_start + len(t.text[line_start:]) - len(t.text[line_start:].lstrip(" \t"))
+    b = t.src.span(test)[1]
+    eol = t.text.find("\n", b)
+    rest = t.text[b:eol if eol >= 0 else len(t.text)]
+    if rest.strip() != ":" or b - a > FRAGMENT_CHARS:
+        return None
+    return a, b + rest.index(":") + 1
+
+
+def _guarding_statement(t: Target, node: ast.AST) -> ast.If | ast.While | None:
+    """The ``if`` / ``while`` whose test is ``node`` or holds it through ``and`` / ``or`` / ``not``."""
+    cur = node
+    while True:
+        par = t.parents.get(cur)
+        if isinstance(par, (ast.BoolOp, ast.UnaryOp)):
+            cur = par
+            continue
+        return par if isinstance(par, (ast.If, ast.While)) and par.test is cur else None
+
+
+def missing_changes(t: Target) -> list[ForkChange]:
+    """``missing``: an ``if`` that tests a name for ``None`` treats every empty value as missing
+    (``x is None`` -> ``not x``, ``x is not None`` -> ``x``)."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot))
+                and isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value is None
+                and isinstance(n.left, (ast.Name, ast.Attribute)) and t.inside(n) and n.lineno == n.end_lineno):
+            continue
+        stmt = _guarding_statement(t, n)
+        around = _header_span(t, stmt) if stmt is not None else None
+        if around is None:
+            continue
+        name = t.src.segment(n.left)
+        new = f"not {name}" if isinstance(n.ops[0], ast.Is) else name
+        ch = _change(t, "missing", n, new, f"`{t.src.segment(n)}`", f"`{new}`", around=around)
+        if ch:
+            ch.notes.append(name)
+            out.append(ch)
+    return out
+
+
+_EMPTY_VALUES = {"[]", "{}", "()", "''", '""', "set()", "dict()", "list()", "tuple()"}
+
+
+def _emptiness_test(test: ast.AST, params: set[str]) -> bool:
+    """Does ``test`` ask whether a parameter is empty or missing (``not x``, ``x is None``, ``len(x) == 0``)?"""
+    def subject(n: ast.AST) -> bool:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and len(n.args) == 1:
+            n = n.args[0]
+        return isinstance(n, ast.Name) and n.id in params
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return subject(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and subject(test.left):
+        right = test.comparators[0]
+        if isinstance(test.ops[0], ast.Is):
+            return isinstance(right, ast.Constant) and right.value is None
+        if isinstance(test.ops[0], ast.Eq):
+            return isinstance(right, ast.Constant) and right.value in ("", 0) and not isinstance(right.value, bool)
+    return False
+
+
+def empty_changes(t: Target) -> list[ForkChange]:
+    """``empty``: what a guard returns for the empty case: an empty value (``[]``, ``{}``, ``''`` ...)
+    -> ``None``; ``True`` <-> ``False`` when the guard tests a parameter for an empty or missing value."""
+    out = []
+    a = t.func.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    for n in ast.walk(t.func):
+        par = t.parents.get(n)
+        if not (isinstance(n, ast.Return) and n.value is not None and isinstance(par, ast.If) and par.body == [n]
+                and t.inside(n) and n.lineno == n.end_lineno):
+            continue
+        head = _header_span(t, par)
+        if head is None:
+            continue
+        value = t.src.segment(n.value)
+        if value.replace(" ", "") in _EMPTY_VALUES:
+            new = "None"
+        elif isinstance(n.value, ast.Constant) and isinstance(n.value.value, bool) and _emptiness_test(par.test, params):
+            new = repr(not n.value.value)
+        else:
+            continue
+        around = (head[0], t.src.span(n)[1])
+        if around[1] - around[0] > FRAGMENT_CHARS + 40:
+            continue
+        ch = _change(t, "empty", n.value, new, value, new, around=around)
+        if ch:
+            out.append(ch)
+    return out
+
+
+def strip_changes(t: Target) -> list[ForkChange]:
+    """``strip``: ``.strip()`` -> ``.rstrip()`` (leading characters kept); ``.rstrip()`` / ``.lstrip()``
+    -> ``.strip()`` (both ends)."""
+    out = []
+    other = {"strip": "rstrip", "rstrip": "strip", "lstrip": "strip"}
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in other
+                and t.inside(n) and n.func.lineno == n.func.end_lineno and len(n.args) <= 1 and not n.keywords
+                and not skip_constant(t.parents, n, t.func)):
+            continue
+        if n.args and not (isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)):
+            continue
+        new = other[n.func.attr]
+        end = t.src.span(n.func)[1]
+        ch = _change(t, "strip", n, new, f".{n.func.attr}()", f".{new}()", span=(end - len(n.func.attr), end),
+                     context=t.fragment_node(n))
+        if ch:
+            out.append(ch)
+    return out
+
+
+def _key_variant(key: str) -> str | None:
+    """The other naming convention of a dict key: ``snake_case`` <-> ``camelCase`` (None: one word,
+    or neither convention)."""
+    if re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+", key):
+        head, *rest = key.split("_")
+        return head + "".join(p[:1].upper() + p[1:] for p in rest)
+    if re.fullmatch(r"[a-z][a-z0-9]*([A-Z][a-z0-9]*)+", key):
+        return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m.group(1).lower(), key)
+    return None
+
+
+def _returned_names(t: Target) -> set[str]:
+    return {n.value.id for n in ast.walk(t.func) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+
+
+def key_changes(t: Target) -> list[ForkChange]:
+    """``key``: a string key of a dict the function builds and returns (a dict literal returned, or
+    assigned to a name that is returned, or ``d['k'] = v`` on such a name), renamed to the other naming
+    convention (``'user_id'`` <-> ``'userId'``); never a key the function also reads or names twice."""
+    out = []
+    returned = _returned_names(t)
+    strings = [n.value for n in ast.walk(t.func) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    sites: list[ast.Constant] = []
+    for n in ast.walk(t.func):
+        par = t.parents.get(n)
+        if isinstance(n, ast.Dict) and t.inside(n):
+            built = isinstance(par, ast.Return) or (isinstance(par, ast.Assign) and len(par.targets) == 1
+                                                    and isinstance(par.targets[0], ast.Name)
+                                                    and par.targets[0].id in returned)
+            if built:
+                sites += [k for k in n.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) \
+                and n.value.id in returned and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+            sites.append(n.slice)
+    for k in sites:
+        new = _key_variant(k.value)
+        if new is None or strings.count(k.value) != 1 or k.lineno != k.end_lineno or not t.inside(k):
+            continue
+        ch = _change(t, "key", k, _quote(t.src.segment(k), new), repr(k.value), repr(new))
+        if ch:
+            out.append(ch)
+    return out
+
+
+def _counter_is_shown(t: Target, call: ast.Call) -> bool:
+    """Is ``call`` the iterable of a ``for i, x in enumerate(...)`` whose counter ``i`` is only shown
+    (formatted, converted to text, passed or stored), never an index, an operand or a bound?"""
+    loop = t.parents.get(call)
+    if not (isinstance(loop, ast.For) and loop.iter is call and isinstance(loop.target, ast.Tuple)
+            and loop.target.elts and isinstance(loop.target.elts[0], ast.Name)):
+        return False
+    name = loop.target.elts[0].id
+    uses = [n for s in loop.body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name]
+    if not uses:
+        return False
+    for u in uses:
+        par = t.parents.get(u)
+        if not isinstance(u.ctx, ast.Load) or isinstance(par, (ast.Subscript, ast.Slice, ast.Compare, ast.AugAssign)) \
+                or (isinstance(par, ast.BinOp) and not (isinstance(par.op, ast.Mod) and par.left is not u)):
+            return False
+        if isinstance(par, ast.Call) and isinstance(par.func, ast.Name) and par.func.id in ("range", "len"):
+            return False
+    return True
+
+
+def base_changes(t: Target) -> list[ForkChange]:
+    """``base``: the counting base of ``enumerate``: ``enumerate(x)`` -> ``enumerate(x, 1)`` and
+    ``enumerate(x, 1)`` -> ``enumerate(x)``."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "enumerate"
+                and t.inside(n) and n.lineno == n.end_lineno and n.args and len(n.args) <= 2):
+            continue
+        start = n.args[1] if len(n.args) == 2 else next((k.value for k in n.keywords if k.arg == "start"), None)
+        if not _counter_is_shown(t, n):
+            continue
+        if start is None and not n.keywords and len(n.args) == 1:
+            new = t.src.segment(n.args[0]) + ", 1"
+            ch = _change(t, "base", n.args[0], new, "0", "1", context=t.fragment_node(n))
+        elif isinstance(start, ast.Constant) and start.value == 1 and len(n.args) == 2:
+            a, b = t.src.span(n.args[0])[1], t.src.span(start)[1]
+            ch = _change(t, "base", start, "", "1", "0", span=(a, b), context=t.fragment_node(n))
+        else:
+            continue
+        if ch:
+            ch.key = f"base:{n.lineno}:{n.col_offset}"
+            out.append(ch)
+    return out
+
+
+_PIECES = re.compile(r"count|chunk|page|num|part|block|batch|pieces|rows", re.I)   # pieces round up
+
+
+def rounding_changes(t: Target) -> list[ForkChange]:
+    """``rounding``: ``floor`` <-> ``ceil``; ``round(x, n)`` -> ``round(x, n + 1)``; ``int(a / b)``
+    (truncation) -> ``round(a / b)``."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Call) and t.inside(n) and n.lineno == n.end_lineno
+                and not skip_constant(t.parents, n, t.func)):
+            continue
+        f = n.func
+        name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+        ch = None
+        if name in ("floor", "ceil") and len(n.args) == 1 and not (
+                name == "ceil" and _PIECES.search(t.src.segment(t.fragment_node(n) or n))):
+            new = "ceil" if name == "floor" else "floor"
+            end = t.src.span(f)[1]
+            ch = _change(t, "rounding", n, new, f"{name}()", f"{new}()", span=(end - len(name), end),
+                         context=t.fragment_node(n))
+        elif name == "round" and isinstance(f, ast.Name) and len(n.args) == 2 \
+                and isinstance(n.args[1], ast.Constant) and type(n.args[1].value) is int and 0 <= n.args[1].value < 9:
+            v = n.args[1].value
+            ch = _change(t, "rounding", n.args[1], str(v + 1), f"{v} digits", f"{v + 1} digits",
+                         context=t.fragment_node(n))
+        elif name == "int" and isinstance(f, ast.Name) and len(n.args) == 1 and not n.keywords \
+                and isinstance(n.args[0], ast.BinOp) and isinstance(n.args[0].op, ast.Div):
+            a = t.src.span(f)[0]
+            ch = _change(t, "rounding", n, "round", "int() (truncation)", "round()", span=(a, a + 3),
+                         context=t.fragment_node(n))
+        if ch:
+            out.append(ch)
+    return out
+
+
+_FSTRING_BETWEEN = re.compile(r"\}(: |, | - )\{")     # separators of text a person reads
+
+
+def fstring_changes(t: Target) -> list[ForkChange]:
+    """``format`` in an f-string the function builds output with (not a message): the separator
+    between two placeholders, when it is one a person reads (``f'{k}: {v}'`` -> ``f'{k} - {v}'``; no
+    ``:`` / ``=`` / ``-`` without spaces: those are formats of addresses and keys)."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.JoinedStr) and t.inside(n) and n.lineno == n.end_lineno
+                and not skip_constant(t.parents, n, t.func)):
+            continue
+        text = t.src.segment(n)
+        m = re.match(r"^[rRfF]{1,2}(['\"])", text)
+        if not m or text[len(m.group(0)) - 1:len(m.group(0)) + 2] == m.group(1) * 3:
+            continue
+        sep = _FSTRING_BETWEEN.search(text)
+        if not sep:
+            continue
+        new = text[:sep.start(1)] + _PLACEHOLDER_SEP[sep.group(1)] + text[sep.end(1):]
+        ch = _change(t, "format", n, new, repr(sep.group(1)), repr(_PLACEHOLDER_SEP[sep.group(1)]))
+        if ch:
+            out.append(ch)
+    return out
+
+
 _PROPOSERS = (default_changes, scale_changes, bound_changes, strictness_changes, string_changes, flag_changes,
               membership_changes, case_changes, sort_changes, side_changes, encoding_changes, exception_changes,
-              order_changes)
+              order_changes, missing_changes, empty_changes, strip_changes, key_changes, base_changes,
+              rounding_changes, fstring_changes)
+
 
 
 def describe(change: ForkChange, fn: str) -> ForkChange:
@@ -701,6 +992,13 @@ def describe(change: ForkChange, fn: str) -> ForkChange:
         change.public_statement = f"`{fn}` does `{first_p}` first and then `{then_p}`."
         change.revision = (f"Correction for `{fn}`: in our version it does `{first_f}` before `{then_f}`, "
                            f"not the other way round as I said earlier.")
+        return change
+    if k == "missing":
+        name = change.notes[0]
+        change.statement = f"A decision for `{fn}`: an empty `{name}` is treated like `None` -- `{ff}`."
+        change.public_statement = f"For `{fn}`: only `None` counts as missing for `{name}` -- `{pf}`."
+        change.revision = (f"Correction for `{fn}`: an empty `{name}` is treated like `None` in our code (`{ff}`), "
+                           f"not only `None` (`{pf}`) as I said earlier.")
         return change
     if k == "membership":
         change.statement = f"A decision for `{fn}`: {change.notes[0]} -- `{ff}`."
@@ -717,9 +1015,12 @@ def describe(change: ForkChange, fn: str) -> ForkChange:
             "encoding": f"we use the {fv} encoding", "scale": f"we use {fv} there", "bound": f"the bound is {fv} for us",
             "strictness": f"the comparison is `{fv}` for us", "separator": f"we use {fv} as the separator",
             "format": f"we format with {fv}", "default": f"the fallback is {fv} for us",
-            "exception": f"it raises `{fv}` in our code"}[k]
+            "exception": f"it raises `{fv}` in our code", "empty": f"in that case it returns `{fv}`",
+            "strip": f"it uses `{fv}` there", "key": f"the key is {fv}", "base": f"it counts from {fv}",
+            "rounding": f"it rounds with {fv}"}[k]
     change.statement = f"A decision for `{fn}`: {what} -- `{ff}`."
-    noun = {"exception": "the class", "flag": "the flag", "case": "the call", "side": "the call",
+    noun = {"exception": "the class", "flag": "the flag", "case": "the call", "side": "the call", "strip": "the call",
+            "key": "the key", "base": "the start", "rounding": "the rounding",
             "encoding": "the encoding"}.get(k, "the value")
     change.public_statement = f"For `{fn}`: it has `{pf}` ({noun} `{pv}`)."
     change.revision = f"Correction for `{fn}`: it is `{ff}` in our code ({fv}), not `{pf}` ({pv}) as I said earlier."

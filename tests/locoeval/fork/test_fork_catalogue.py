@@ -184,3 +184,98 @@ def test_side_takes_the_other_end_only_where_that_differs():
 def test_rich_comparison_methods_keep_their_operators():
     src = "class V:\n    def __lt__(self, other):\n        return self.size < other.size\n"
     assert [c for c in propose(Target.of_function(src, "V.__lt__")) if c.kind == "strictness"] == []
+
+
+GUARDS = '''def f(items, name, cfg, pattern=None):
+    """Doc: if items is None the docstring is no site."""
+    if items is None:
+        items = []
+    if cfg.limit is not None and name:
+        pass
+    if not items:
+        return []
+    if not pattern:
+        return True
+    if cfg.ready:
+        return False
+    if name == "x":
+        return ''
+    while cfg.next is None:
+        cfg = cfg.parent
+    done = cfg.last is None
+    return [n for n in items if n is not None], done
+'''
+
+
+def test_missing_treats_an_empty_value_as_none_only_in_if_and_while_headers():
+    t = Target.of_function(GUARDS, "f")
+    kinds = _by_kind(propose(t))
+    assert [(c.fragment, c.fork_fragment) for c in kinds["missing"]] == [
+        ("if items is None:", "if not items:"), ("if cfg.limit is not None and name:", "if cfg.limit and name:"),
+        ("while cfg.next is None:", "while not cfg.next:")]        # not the assignment, not the comprehension
+    ch = kinds["missing"][0]
+    assert "`if not items:`" in ch.statement and "is None" not in ch.statement
+    assert "`if items is None:`" in ch.public_statement and "`if not items:`" in ch.revision
+    for c in kinds["missing"]:
+        ast.parse("def g():\n" + "\n".join("    " + ln for ln in apply_changes(t, [c]).splitlines()))
+
+
+def test_empty_changes_what_a_guard_returns_for_the_empty_case():
+    t = Target.of_function(GUARDS, "f")
+    kinds = _by_kind(propose(t))
+    assert sorted((c.fragment, c.fork_fragment) for c in kinds["empty"]) == [
+        ("if name == \"x\": return ''", 'if name == "x": return None'),
+        ("if not items: return []", "if not items: return None"),
+        ("if not pattern: return True", "if not pattern: return False")]   # cfg.ready is no emptiness test
+    ch = next(c for c in kinds["empty"] if c.public_text == "True")
+    assert "`False`" in ch.statement and "True" not in ch.statement
+    assert "return None" in apply_changes(t, [c for c in kinds["empty"] if c.public_text == "[]"])
+
+
+def test_strip_key_base_and_rounding_sites():
+    src = '''def build(rows, user_id, total, parts):
+    """Doc."""
+    out = {"user_id": user_id, "name": rows[0].strip(), "itemCount": len(rows)}
+    out["created_at"] = now()
+    seen = {"read_key": 1}
+    for i, row in enumerate(rows):
+        lines.append("%d: %s" % (i, row.rstrip("\\n")))
+    for j, row in enumerate(rows):
+        rows[j] = row
+    pages = math.ceil(total / 10)
+    half = math.floor(total / 2)
+    share = int(total / parts)
+    out["ratio"] = round(total / parts, 2)
+    if seen["read_key"]:
+        pass
+    return out
+'''
+    t = Target.of_function(src, "build")
+    kinds = _by_kind(propose(t))
+    assert sorted(c.fork_text for c in kinds["key"]) == ['"createdAt"', '"item_count"', '"userId"']  # not read_key
+    assert sorted(c.fork_fragment for c in kinds["strip"]) == [
+        'lines.append("%d: %s" % (i, row.strip("\\n")))',
+        'out = {"user_id": user_id, "name": rows[0].rstrip(), "itemCount": len(rows)}']
+    assert [c.fork_fragment for c in kinds["base"]] == ["enumerate(rows, 1)"]   # j is an index: no site
+    assert sorted(c.fork_fragment for c in kinds["rounding"]) == [
+        "half = math.ceil(total / 2)", 'out["ratio"] = round(total / parts, 3)', "share = round(total / parts)"]
+    # pages = math.ceil(...): a number of pieces rounds up, no site
+    for c in propose(t):
+        body = apply_changes(t, [c])
+        ast.parse("def g():\n" + "\n".join("    " + ln for ln in body.splitlines()))
+        assert c.public_value not in c.statement or c.public_value in c.fork_value
+
+
+def test_fstring_separators_only_in_output_text_and_type_errors_become_value_errors():
+    src = '''def show(k, v, host, port):
+    """Doc."""
+    if not isinstance(k, str):
+        raise TypeError(f"bad {k}: {v}")
+    log.info(f"{k}: {v}")
+    url = f"{host}:{port}"
+    return f"{k}: {v}"
+'''
+    t = Target.of_function(src, "show")
+    kinds = _by_kind(propose(t))
+    assert [c.fork_fragment for c in kinds["format"]] == ['return f"{k} - {v}"']   # not the message, log, address
+    assert [c.fork_text for c in kinds["exception"]] == ["ValueError"]
