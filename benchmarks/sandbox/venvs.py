@@ -30,6 +30,19 @@ class EnvBuildError(RuntimeError):
     """Building a project environment failed; the message names the env and the failing step."""
 
 
+def missing_os_packages(packages) -> list[str]:
+    """The Debian packages of ``packages`` that are not installed here (``dpkg-query``); on a host
+    without dpkg, those whose name is no command on ``PATH``."""
+    if shutil.which("dpkg-query") is None:
+        return [p for p in packages if shutil.which(p) is None]
+    missing = []
+    for pkg in packages:
+        proc = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True)
+        if "install ok installed" not in proc.stdout:
+            missing.append(pkg)
+    return missing
+
+
 def default_base_python() -> str:
     """The interpreter new venvs are based on (the harness's base interpreter)."""
     return getattr(sys, "_base_executable", None) or sys.executable
@@ -103,10 +116,10 @@ class VenvCache:
                       [py, "-m", "pip", "install", "-q", "--no-deps", str(env.project_sdist)])
         if env.compat_shims:
             install_shims(env.compat_shims, self._site_packages(py))
-        missing = [p for p in env.os_requirements if shutil.which(p) is None]
+        missing = missing_os_packages(env.os_requirements)
         if missing:
-            log.warning("environment %s: OS requirements %s not found on PATH (the local executor "
-                        "does not install Debian packages; use executor=docker)", env.name, missing)
+            log.warning("environment %s: Debian packages %s of its os_requirements are not installed (the local "
+                        "executor does not install them; use executor=docker)", env.name, missing)
         (target / "reconmem-env.json").write_text(json.dumps(
             {"name": env.name, "key": env.key(), "pip_specs": list(env.pip_specs),
              "compat_shims": list(env.compat_shims), "seconds": round(time.monotonic() - t0, 1)},

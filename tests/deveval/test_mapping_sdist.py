@@ -409,3 +409,11 @@ def test_module_level_test_imports_leave_out_type_checking_try_and_test_bodies(t
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "core.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n")
     assert package_imports(tmp_path, ["pkg/core.py"]) == {"typing"}
+
+
+@pytest.mark.skipif(__import__("shutil").which("dpkg-query") is None, reason="a Debian host (dpkg-query)")
+def test_os_requirements_are_checked_as_debian_packages_not_commands():
+    from benchmarks.sandbox.venvs import missing_os_packages
+
+    # coreutils is installed on every Debian system but names no command on PATH
+    assert missing_os_packages(["coreutils", "reconmem-no-such-package"]) == ["reconmem-no-such-package"]

@@ -18,6 +18,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.sandbox.venvs import missing_os_packages
 from reconmem.platform import pyast
 
 PYTEST_SPEC = "pytest<8"
@@ -548,16 +549,6 @@ def unpin_runner(specs: list[str]) -> list[str]:
         elif name not in ("py", "pluggy"):
             out.append(re.split(r"[<>=!~;\[ ]", s.strip(), maxsplit=1)[0])
     return _dedupe(out)
-
-
-def missing_os_packages(packages: list[str]) -> list[str]:
-    """The Debian packages of ``packages`` that are not installed on this machine."""
-    missing = []
-    for pkg in packages:
-        proc = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True)
-        if "install ok installed" not in proc.stdout:
-            missing.append(pkg)
-    return missing
 
 
 def install_os_packages(packages: list[str], *, timeout: float = 1200) -> list[str]:
