@@ -2,6 +2,7 @@
 
     python -m scripts.build_fork_set screen [--projects NAME ...] [--limit N] [--out FILE] [--timeout 120]
                                             [--v2-only] [--max-changes 3] [--max-tries 6] [--retry-errors]
+    python -m scripts.build_fork_set sites [--projects NAME ...] [--limit N] [--out FILE]
     python -m scripts.build_fork_set counts [--out FILE]
     python -m scripts.build_fork_set show NAMESPACE [--out FILE]
     python -m scripts.build_fork_set ship --screen FILE [--set-dir DIR] [--deveval-data FILE]
@@ -12,6 +13,10 @@ and skips the tasks already there, so an interrupted screening resumes by runnin
 Candidates: the tasks of the verified set v2 with a consequential site first, then every usable
 task of the selected manifest projects (their DevEval records from v2's shipped copy, and from
 DevEval's data.jsonl -- ``--deveval-data`` or ``$RECONMEM_DEVEVAL_DATA`` -- when present).
+A new catalogue or derivation version carries a task's row forward without a test run when nothing it
+depends on changed (``benchmarks.locoeval.fork.screen``, "Carry-forward"). ``sites`` is the dry
+estimate (no test run): how many candidates have a catalogue change that passes the static filters,
+per kind and repository, and how many the next ``screen`` would carry forward or screen.
 ``counts`` prints how many tasks reached each step and why the others were lost; ``show`` prints a
 task's latest row for review: its changes with the user's statements, the test diffs, the checks.
 ``ship`` writes the validated tasks of a results file into the set directory (default
@@ -54,6 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     sc.add_argument("--max-tries", type=int, default=6, help="single-change test runs per task at most")
     sc.add_argument("--retry-errors", action="store_true", help="screen again the tasks that errored")
     sc.add_argument("--work-root", type=Path, default=None, help="where the test runs' temporary trees go")
+    si = sub.add_parser("sites", help="dry estimate: tasks with a catalogue site past the static filters (no test run)")
+    si.add_argument("--projects", nargs="*", default=None, help="project paths or names (default: every mapped one)")
+    si.add_argument("--limit", type=int, default=None, help="locate at most this many tasks")
+    si.add_argument("--out", type=Path, default=None, help="results file (for what the next screen would carry)")
+    si.add_argument("--manifest", type=Path, default=None, help="pypi_sources.json (default: the shipped one)")
+    si.add_argument("--deveval-data", type=Path, default=os.environ.get("RECONMEM_DEVEVAL_DATA"),
+                    help="DevEval data.jsonl (default: $RECONMEM_DEVEVAL_DATA or the fetched copy)")
+    si.add_argument("--v2-only", action="store_true", help="only the tasks with a v2 site")
     co = sub.add_parser("counts", help="print the loss counts of a results file")
     co.add_argument("--out", type=Path, default=None, help="results file")
     sh = sub.add_parser("show", help="print a task's latest row: changes, statements, test diffs, checks")
@@ -79,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         return compose_command(args)
 
     from benchmarks.locoeval.fork.screen import (ScreenOptions, default_results_path, loss_counts, read_results,
-                                                 screen)
+                                                 screen, site_counts)
 
     out = args.out or default_results_path()
     if args.command in ("counts", "show") and not out.is_file():
@@ -94,6 +107,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: no row for {args.namespace!r} in {out}", file=sys.stderr)
             return 2
         print(render_row(rows[-1]))
+        return 0
+    if args.command == "sites":
+        opts = ScreenOptions(out=out, projects=args.projects, limit=args.limit, manifest=args.manifest,
+                             deveval_data=args.deveval_data, v2_only=args.v2_only)
+        try:
+            print(json.dumps(site_counts(opts), indent=1))
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         return 0
     if args.max_changes < 1 or args.max_tries < 1:
         print("error: --max-changes and --max-tries must be at least 1", file=sys.stderr)

@@ -18,10 +18,20 @@ compare, constant --, then every other usable task of the selected manifest proj
 
 Every outcome is appended to the results file as one JSON line (``status`` validated | dropped |
 error, ``stage`` the last step passed, ``reason`` the loss, ``catalogue_version``,
-``derive_version``); tasks already in the file by the current catalogue and derivation are skipped,
-so an interrupted screening resumes where it stopped and a new version of either screens every task
-again (``retry_errors`` redoes the errored ones).
-:func:`loss_counts` reads the file back.
+``derive_version``, ``proposed_changes``: ``[key, fork_text]`` of every catalogue change proposed);
+tasks already in the file by the current catalogue and derivation are skipped, so an interrupted
+screening resumes where it stopped (``retry_errors`` redoes the errored ones).
+
+**Carry-forward.** A new catalogue or derivation version does not run every task again: a task whose
+latest row is of an older version is located and its catalogue changes proposed (no test run); the
+row is carried forward (:func:`can_carry`: a copy with the current versions and ``carried_from``,
+the versions it was made with) when the project version, file and public body are the same, the
+current catalogue proposes the same changes (same keys and fork texts; for rows made before
+``proposed_changes`` was recorded: the same number, from a catalogue whose proposals the current
+one contains, ``COUNT_COMPARABLE``), and the derivation version is the same or the row stopped
+before deriving tests (``DERIVATION_FREE``). Errored rows are never carried.
+:func:`loss_counts` reads the file back; :func:`site_counts` is the dry estimate (catalogue sites
+that pass the static filters, per kind and repository, and how many tasks would be carried).
 """
 
 from __future__ import annotations
@@ -50,6 +60,9 @@ V2_DIR = Path(__file__).resolve().parents[1] / "verified" / "v2"
 V2_SITE_KINDS = ("string", "raise", "number", "compare", "constant")
 MAX_OBSERVER_FILES = 12
 SET_NAME = "locoeval_fork"
+COUNT_COMPARABLE = (6,)    # catalogue versions whose proposals the current catalogue's contain (checked per task)
+DERIVATION_FREE = ("no catalogue site", "every catalogue change fails a static filter",
+                   "no catalogue change changes a test outcome")   # drops before any derivation or recording matters
 
 
 @dataclass
@@ -140,14 +153,55 @@ def load_records(deveval_data: Path | None) -> dict[str, dict[str, Any]]:
     return recs
 
 
-def done_namespaces(out: Path, retry_errors: bool = False) -> set[str]:
-    """Namespaces already in the results file by the current catalogue (errored ones left out when
-    ``retry_errors``; the latest row of a task counts)."""
+def latest_rows(out: Path) -> dict[str, dict[str, Any]]:
+    """The latest row of every task in the results file (none when it does not exist)."""
     latest: dict[str, dict[str, Any]] = {}
     if out.is_file():
         for row in read_results(out):
             latest[row["namespace"]] = row
-    return {ns for ns, row in latest.items() if _current(row) and not (retry_errors and row.get("status") == "error")}
+    return latest
+
+
+def done_namespaces(out: Path, retry_errors: bool = False) -> set[str]:
+    """Namespaces already in the results file by the current catalogue (errored ones left out when
+    ``retry_errors``; the latest row of a task counts)."""
+    return {ns for ns, row in latest_rows(out).items()
+            if _current(row) and not (retry_errors and row.get("status") == "error")}
+
+
+def proposal_keys(proposed: list[ForkChange]) -> list[list[str]]:
+    """``[key, fork_text]`` of every proposed change, sorted (what a row records as ``proposed_changes``)."""
+    return sorted([c.key, c.fork_text] for c in proposed)
+
+
+def can_carry(prev: dict[str, Any] | None, located: dict[str, Any], proposed: list[ForkChange]) -> bool:
+    """May ``prev`` (the task's latest row, of an older version) stand for the current versions? See the
+    module docstring; ``located`` holds the task's current ``version``, ``file``, ``body_start``,
+    ``body_end`` and ``public_body_sha256``."""
+    if not prev or _current(prev) or prev.get("status") == "error":
+        return False
+    if any(prev.get(k) != located.get(k) for k in ("version", "file", "body_start", "body_end", "public_body_sha256")):
+        return False
+    if prev.get("catalogue_version") != CATALOGUE_VERSION:
+        keys = prev.get("proposed_changes")
+        if keys is not None:
+            if sorted(list(k) for k in keys) != proposal_keys(proposed):
+                return False
+        elif not (prev.get("catalogue_version") in COUNT_COMPARABLE and prev.get("proposed") == len(proposed)):
+            return False
+    if prev.get("derive_version") != DERIVE_VERSION:
+        if prev.get("stage") != "screened" or not str(prev.get("reason", "")).startswith(DERIVATION_FREE):
+            return False
+    return True
+
+
+def carried_row(prev: dict[str, Any], proposed: list[ForkChange]) -> dict[str, Any]:
+    """``prev`` carried forward: its outcome, ``carried_from`` the versions it was made with."""
+    row = {k: v for k, v in prev.items() if k not in ("carried_from", "catalogue_version", "derive_version")}
+    row["carried_from"] = {"catalogue_version": prev.get("catalogue_version"),
+                           "derive_version": prev.get("derive_version"), "seconds": prev.get("seconds")}
+    row["proposed_changes"] = proposal_keys(proposed)
+    return row
 
 
 def read_results(out: Path) -> Iterator[dict[str, Any]]:
@@ -198,7 +252,7 @@ def requirement_prose(record: dict[str, Any]) -> str:
     return " ".join(str(req.get(k, "")) for k in ("Functionality", "Arguments"))
 
 
-NO_NAMED_VALUE = ("order", "strictness", "flag", "sort", "case", "side")
+NO_NAMED_VALUE = ("order", "strictness", "flag", "sort", "case", "side", "missing", "strip", "base", "rounding")
 
 
 def public_token(ch: ForkChange) -> str | None:
@@ -243,6 +297,23 @@ def _task_failed(failed: list[str], test_ids: tuple[str, ...]) -> list[str]:
             any(f == t or f.startswith(t + "::") or f.startswith(t + "[") for t in test_ids)]
 
 
+@dataclass
+class Located:
+    """A task's target located in its snapshot, with its catalogue changes (``Screener.locate``)."""
+
+    proj: ForkProject
+    task: Any
+    ref: dict[str, Any]
+    rel: str
+    text: str
+    target: Target
+    test_files: list[str]
+    find: Any
+    proposed: list[ForkChange]
+    kept: list[ForkChange]
+    row: dict[str, Any]
+
+
 class Screener:
     """Screens tasks one by one and appends their outcomes (see the module docstring)."""
 
@@ -272,6 +343,7 @@ class Screener:
         return self.projects[entry.project_path]
 
     def run(self) -> Counter:
+        latest = latest_rows(self.opts.out)
         done = done_namespaces(self.opts.out, self.opts.retry_errors)
         todo = [c for c in candidates(self.manifest, self.records, self.opts.projects, self.opts.v2_only)
                 if c[1] not in done]
@@ -282,7 +354,7 @@ class Screener:
         for i, (entry, ns, source) in enumerate(todo, 1):
             t0 = time.monotonic()
             try:
-                row = self.screen_task(entry, ns)
+                row = self.screen_task(entry, ns, previous=latest.get(ns))
             except Exception as exc:  # noqa: BLE001 - recorded, the screening goes on
                 row = {"status": "error", "stage": None, "reason": f"{type(exc).__name__}: {exc}",
                        "traceback": pyast.format_exc()[-3000:]}
@@ -290,12 +362,14 @@ class Screener:
                         "source": source, "seconds": round(time.monotonic() - t0, 1),
                         "catalogue_version": CATALOGUE_VERSION, "derive_version": DERIVE_VERSION})
             append_result(self.opts.out, row)
-            counts[row["status"]] += 1
+            counts["carried" if "carried_from" in row else row["status"]] += 1
             log(f"[{i}/{len(todo)}] {ns}: {row['status']} (stage {row['stage']}) {row.get('reason', '')} "
-                f"{row['seconds']}s")
+                f"{row['seconds']}s" + (" (carried forward)" if "carried_from" in row else ""))
         return counts
 
-    def screen_task(self, entry: Any, ns: str) -> dict[str, Any]:
+    def locate(self, entry: Any, ns: str) -> "Located | dict[str, Any]":
+        """The task's target and its catalogue changes through the static filters (no test run), or
+        the row of a task whose function is not where the manifest says."""
         from benchmarks.deveval.providers import reference_function
         from benchmarks.deveval.tasks import parse_task
         from benchmarks.locoeval.repo import _qualname, find_function
@@ -315,12 +389,23 @@ class Screener:
                                "body_end": ref["body_end"], "test_files": test_files,
                                "public_body_sha256": hashlib.sha256(dedent_body(ref["body"]).encode()).hexdigest(),
                                "runs": 0}
-        # catalogue changes and the static filters first: most tasks stop here without a test run
         proposed = propose(target)
         find = proj.in_snapshot(rel, qual, list(test_files))
         kept, dropped = static_filter(proposed, requirement_prose(self.records[ns]), find)
         row["proposed"] = len(proposed)
+        row["proposed_changes"] = proposal_keys(proposed)
         row["static_dropped"] = dict(dropped)
+        return Located(proj, task, ref, rel, text, target, test_files, find, proposed, kept, row)
+
+    def screen_task(self, entry: Any, ns: str, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+        loc = self.locate(entry, ns)
+        if isinstance(loc, dict):
+            return loc
+        proj, task, ref, rel, text, target = loc.proj, loc.task, loc.ref, loc.rel, loc.text, loc.target
+        test_files, find, proposed, kept, row = loc.test_files, loc.find, loc.proposed, loc.kept, loc.row
+        if can_carry(previous, {**row, "version": entry.version}, proposed):
+            return carried_row(previous, proposed)
+        # catalogue changes and the static filters first: most tasks stop here without a test run
         if not kept:
             reason = "no catalogue site" if not proposed else "every catalogue change fails a static filter"
             return {**row, "status": "dropped", "stage": "screened", "reason": reason}
@@ -409,6 +494,46 @@ class Screener:
 
         return ExecutionJob(project_root=proj.root, env=proj.env, test_ids=list(task.tests), edits=edits,
                             timeout_s=timeout_s, label=label)
+
+
+def site_counts(opts: ScreenOptions, screener: Screener | None = None) -> dict[str, Any]:
+    """The dry estimate over the candidates of ``opts`` (no test run): tasks with a catalogue change
+    that passes the static filters, per kind (a task counts once per kind) and per repository, and
+    how many tasks the next ``screen`` would carry forward, screen again or screen for the first time."""
+    s = screener or Screener(opts)
+    latest = latest_rows(opts.out)
+    per_kind: Counter = Counter()
+    kind_repos: dict[str, set[str]] = {}
+    repos: Counter = Counter()
+    outcome: Counter = Counter()
+    todo = candidates(s.manifest, s.records, opts.projects, opts.v2_only)
+    for i, (entry, ns, _) in enumerate(todo[:opts.limit] if opts.limit is not None else todo, 1):
+        try:
+            loc = s.locate(entry, ns)
+        except Exception as exc:  # noqa: BLE001 - counted, the estimate goes on
+            outcome[f"error: {type(exc).__name__}"] += 1
+            continue
+        prev = latest.get(ns)
+        if isinstance(loc, dict):
+            outcome["function not found"] += 1
+            continue
+        if prev is not None and _current(prev):
+            outcome["current row"] += 1
+        elif can_carry(prev, {**loc.row, "version": entry.version}, loc.proposed):
+            outcome["would be carried"] += 1
+        else:
+            outcome["would be screened" + (" again" if prev else "")] += 1
+        if loc.kept:
+            repos[entry.project_path] += 1
+            for k in {c.kind for c in loc.kept}:
+                per_kind[k] += 1
+                kind_repos.setdefault(k, set()).add(entry.project_path)
+        if i % 100 == 0:
+            log(f"sites: {i} task(s) located, {sum(repos.values())} with a site")
+    return {"catalogue_version": CATALOGUE_VERSION, "tasks": len(todo), "with_site": sum(repos.values()),
+            "repositories": len(repos), "per_kind": {k: {"tasks": n, "repositories": len(kind_repos[k])}
+                                                     for k, n in per_kind.most_common()},
+            "next_screen": dict(outcome.most_common()), "per_repository": dict(sorted(repos.items()))}
 
 
 def screen(opts: ScreenOptions) -> Counter:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from benchmarks.locoeval.fork.catalogue import CATALOGUE_VERSION, Target, propose
 from benchmarks.locoeval.fork.tests_derive import DERIVE_VERSION
 from fork_fixtures import fork_env, tiny_project  # noqa: F401 (fixtures)
@@ -149,3 +151,80 @@ def test_the_script_counts_and_shows_rows_and_names_a_missing_file(tmp_path, cap
     assert "diff of tests/t.py:" in shown
     assert main(["show", "b.g", "--out", str(out)]) == 2
     assert "no row for 'b.g'" in capsys.readouterr().err
+
+
+def _carry_prev(**kw):
+    base = {"namespace": "a.f", "status": "dropped", "stage": "screened", "reason": "no catalogue change changes a "
+            "test outcome (2 tried)", "version": "1.0", "file": "m.py", "body_start": 3, "body_end": 5,
+            "public_body_sha256": "h", "catalogue_version": CATALOGUE_VERSION - 1, "derive_version": DERIVE_VERSION}
+    return {**base, **kw}
+
+
+def test_can_carry_needs_the_same_proposals_and_a_derivation_the_row_did_not_use():
+    from benchmarks.locoeval.fork.screen import can_carry, carried_row, proposal_keys
+
+    proposed = propose(Target.of_function(SRC, "f"))
+    keys = proposal_keys(proposed)
+    located = {"version": "1.0", "file": "m.py", "body_start": 3, "body_end": 5, "public_body_sha256": "h"}
+    assert can_carry(_carry_prev(proposed_changes=keys), located, proposed)
+    other = [[k, t + " "] if i == 0 else [k, t] for i, (k, t) in enumerate(keys)]
+    assert not can_carry(_carry_prev(proposed_changes=other), located, proposed)      # another fork text
+    assert not can_carry(_carry_prev(proposed_changes=keys[1:]), located, proposed)   # a change more now
+    # rows made before proposed_changes was recorded: a comparable catalogue and the same number
+    assert can_carry(_carry_prev(catalogue_version=6, proposed=len(proposed)), located, proposed) \
+        == (CATALOGUE_VERSION != 6)
+    assert not can_carry(_carry_prev(catalogue_version=6, proposed=len(proposed) - 1), located, proposed)
+    assert not can_carry(_carry_prev(catalogue_version=5, proposed=len(proposed)), located, proposed)
+    # only the derivation changed: rows that stopped before deriving tests carry, the others do not
+    now = {"catalogue_version": CATALOGUE_VERSION, "derive_version": DERIVE_VERSION - 1, "proposed_changes": keys}
+    assert can_carry(_carry_prev(**now), located, proposed)
+    assert can_carry(_carry_prev(**now, reason="no catalogue site"), located, proposed)
+    assert not can_carry(_carry_prev(**now, reason="reference fails under this executor (fail)"), located, proposed)
+    assert not can_carry(_carry_prev(**now, stage="change_found", reason="tests: x"), located, proposed)
+    assert not can_carry(_carry_prev(**{**now, "derive_version": DERIVE_VERSION}), located, proposed)  # current
+    # never an error, another release or another body
+    assert not can_carry(_carry_prev(status="error", proposed_changes=keys), located, proposed)
+    assert not can_carry(_carry_prev(proposed_changes=keys, version="1.1"), located, proposed)
+    assert not can_carry(_carry_prev(proposed_changes=keys, public_body_sha256="g"), located, proposed)
+    assert not can_carry(None, located, proposed)
+    row = carried_row(_carry_prev(proposed_changes=keys, seconds=12.5), proposed)
+    assert row["carried_from"] == {"catalogue_version": CATALOGUE_VERSION - 1, "derive_version": DERIVE_VERSION,
+                                   "seconds": 12.5}
+    assert "catalogue_version" not in row and row["reason"].startswith("no catalogue change")
+
+
+def test_a_carried_task_runs_no_test_and_a_changed_one_is_screened_again(tmp_path, tiny_project, fork_env,
+                                                                        monkeypatch):
+    from benchmarks.locoeval.fork import screen as screen_mod
+
+    rec = _tiny_record(tiny_project)
+    s, entry = _screener(tmp_path, tiny_project, fork_env, rec)
+    ns = rec["namespace"]
+    located = s.locate(entry, ns)
+
+    def no_run(*a, **k):
+        raise AssertionError("a test ran")
+    monkeypatch.setattr(screen_mod, "record_run", no_run)
+    prev = {**located.row, "namespace": ns, "status": "validated", "stage": "validated", "reason": "",
+            "version": "0", "changes": [{"kind": "bound"}], "seconds": 40.0,
+            "catalogue_version": CATALOGUE_VERSION - 1, "derive_version": DERIVE_VERSION}
+    row = s.screen_task(entry, ns, previous=prev)
+    assert row["carried_from"]["catalogue_version"] == CATALOGUE_VERSION - 1
+    assert row["status"] == "validated" and row["changes"] == [{"kind": "bound"}]
+    changed = {**prev, "proposed_changes": prev["proposed_changes"][1:]}
+    with pytest.raises(AssertionError, match="a test ran"):        # screened again: its first test run
+        s.screen_task(entry, ns, previous=changed)
+    # the driver appends the carried row with the current versions; the dry estimate counts it
+    out = tmp_path / "screen.jsonl"
+    append_result(out, prev)
+    monkeypatch.setattr(screen_mod, "candidates", lambda *a, **k: [(entry, ns, "manifest")])
+    s.opts.out = out
+    assert screen_mod.site_counts(s.opts, screener=s)["next_screen"] == {"would be carried": 1}
+    assert s.run() == {"carried": 1}
+    last = json.loads(out.read_text().splitlines()[-1])
+    assert (last["catalogue_version"], last["derive_version"]) == (CATALOGUE_VERSION, DERIVE_VERSION)
+    assert last["carried_from"]["seconds"] == 40.0 and last["status"] == "validated"
+    assert done_namespaces(out) == {ns}
+    est = screen_mod.site_counts(s.opts, screener=s)
+    assert est["next_screen"] == {"current row": 1} and est["with_site"] == 1 and est["repositories"] == 1
+    assert set(est["per_kind"]) <= {"bound", "strictness", "separator", "exception", "missing", "strip", "empty"}
