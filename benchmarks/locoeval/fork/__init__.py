@@ -51,7 +51,7 @@ What remains (next sessions) and how it plugs in
    the same command without ``--projects`` (``RECONMEM_DEVEVAL_DATA`` pointing at DevEval's
    data.jsonl for the tasks outside v2); ``counts`` gives the losses per step. If the catalogue is
    too narrow for >= 320 tasks, widen it (a new kind, a documented reason) and raise
-   ``CATALOGUE_VERSION`` (rows of older versions are screened again). Other releases: check that no
+   ``CATALOGUE_VERSION`` (rows of older versions are screened again unless carried forward: ``screen`` "Carry-forward"). Other releases: check that no
    sdist version of the project holds the fork fragment (``catalogue`` docstring).
 2. **Ship the fork data** beside the samples (a ``fork/`` set directory like ``verified/v2``): per
    task the changes, the fork body and the test diffs (the rewritten test files are rebuilt by
