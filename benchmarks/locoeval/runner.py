@@ -139,18 +139,20 @@ def task_test_files(sample: Sample) -> list[str]:
     return sorted({t.split("::", 1)[0] for r in sample.requirements for t in r.tests})
 
 
-def sample_index(sample: Sample, cache_dir: Path, *, hide_task_tests: bool = True) -> Any:
+def sample_index(sample: Sample, cache_dir: Path, *, hide_task_tests: bool = True,
+                 hidden_files: Sequence[str] = ()) -> Any:
     """The RepositoryIndex over the sample's blanked snapshot copy (built once per process).
 
-    ``hide_task_tests`` also removes the test files that judge the tasks from the indexed copy; a
-    sample with ``target_docstrings: remove`` loses its targets' docstrings there too.
+    ``hide_task_tests`` also removes the test files that judge the tasks from the indexed copy, and
+    ``hidden_files`` these files (a benchmark's own, e.g. the fork set's); a sample with
+    ``target_docstrings: remove`` loses its targets' docstrings there too.
     """
     from benchmarks.locoeval.repo import blanked_copy, snapshot_root
 
     root = snapshot_root(sample.repo_spec)
     targets = [(r.namespace, r.completion_path) for r in sample.requirements]
     blanked = blanked_copy(root, targets, cache_dir=Path(cache_dir), project_path=sample.project_path,
-                           hidden_files=task_test_files(sample) if hide_task_tests else (),
+                           hidden_files=[*(task_test_files(sample) if hide_task_tests else ()), *hidden_files],
                            strip_docstrings=sample.target_docstrings == "remove")
     key = str(blanked)
     with _INDEX_LOCK:

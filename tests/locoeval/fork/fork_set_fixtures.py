@@ -132,3 +132,20 @@ def build_tiny_fork_set(base: Path, env) -> TinyForkSet:
 @pytest.fixture(scope="session")
 def tiny_fork_set(tmp_path_factory, fork_env) -> TinyForkSet:
     return build_tiny_fork_set(tmp_path_factory.mktemp("forkset"), fork_env)
+
+
+def fork_reply(messages, purpose):
+    """SCRIPTED backbone replies (``backbone.model=scripted/fork_set_fixtures:fork_reply``), not a
+    model's: a task reply is the fork body of the function the task names (``$FORK_TEST_FORKS``: the
+    forks.jsonl to read), every other reply a short acknowledgement."""
+    import os
+    import re
+
+    from benchmarks.locoeval.fork.ship import read_forks
+
+    if purpose != "task_generation":
+        return "Noted."
+    name = re.findall(r"implement `(\w+)`", messages[-1]["content"])[-1]
+    rec = next(r for ns, r in read_forks(os.environ["FORK_TEST_FORKS"]).items() if ns.endswith("." + name))
+    body = "\n".join("    " + ln if ln.strip() else "" for ln in rec.fork_body.splitlines())
+    return f"```python\ndef {name}(*args, **kwargs):\n{body}\n```"
