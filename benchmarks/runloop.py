@@ -10,7 +10,9 @@ Order of a run (``python -m scripts.run``)::
     preflight (every backbone the run uses), data checks   -> ConfigError / DataError: exit 2
     manifest  -> samples (workers) -> summary
 
-Per sample the loop builds a fresh method, opens one ledger scope ``sample=<id>, attempt=<uuid>``
+The loop builds the run's LLM clients, one per backbone role (:class:`benchmarks.clients.RoleClients`,
+each on first use, with the benchmark's per-role call defaults) and hands them to the benchmark as
+``env.clients``. Per sample the loop builds a fresh method, opens one ledger scope ``sample=<id>, attempt=<uuid>``
 and calls ``benchmark.solve`` (the conversation) then ``benchmark.grade`` (its judgment); the
 sample's ``ledger.jsonl`` is every event carrying that attempt id, with all fields (the ONE slicing
 rule for every benchmark), ``memory.json`` the method's state. ``result.json`` is written last and
@@ -49,6 +51,7 @@ from typing import Any
 
 from benchmarks import records
 from benchmarks.records import Family, RunDir, Status
+from benchmarks.clients import RoleClients
 from benchmarks.errors import ConfigError, DataError
 from benchmarks.harness import embedder_settings, retriever_spec, run_path, with_retriever_identity
 from benchmarks.runs import provenance, run_pool
@@ -301,8 +304,9 @@ def _run_config(cfg: Any) -> dict[str, Any]:
     limit = settings.cost_limit_usd
     prior = prior_spend(run_dir, [bench.sample_id(s) for s in mine])
     seed = [{"purpose": "prior_spend", "cost_usd": prior, "input_tokens": 0, "output_tokens": 0}] if prior else []
-    env = RunEnv(cfg=cfg, ledger=UsageLedger(seed, cost_limit_usd=None if limit is None else float(limit)),
-                 run_path=run_dir.path, progress=bool(cfg.benchmark.get("progress", True)))
+    ledger = UsageLedger(seed, cost_limit_usd=None if limit is None else float(limit))
+    env = RunEnv(cfg=cfg, ledger=ledger, run_path=run_dir.path, progress=bool(cfg.benchmark.get("progress", True)),
+                 clients=RoleClients(cfg, ledger, bench.client_defaults(cfg)))
     stop = threading.Event()
     if todo:
         env.shared = bench.setup(env, todo)

@@ -4,8 +4,9 @@ As inspect_ai's solver / scorer and SWE-bench's execute / grade, a benchmark is 
 its config by ``_target_`` (``conf/benchmark/<name>.yaml``) that supplies
 
 * :meth:`Benchmark.load` - the samples (each with an id, :meth:`Benchmark.sample_id`);
-* :meth:`Benchmark.setup` - what every sample shares (clients, settings), returned as the
-  benchmark's own typed object and handed back as ``env.shared``;
+* :meth:`Benchmark.setup` - what every sample shares (the role clients the loop built,
+  ``env.clients``; settings), returned as the benchmark's own typed object and handed back as
+  ``env.shared``;
 * :meth:`Benchmark.solve` - one sample's conversation with a fresh method, its rows reported through
   ``env.recorder`` as they happen; returns the benchmark's typed solved state;
 * :meth:`Benchmark.grade` - the solved state judged (tests, a judge model): the ``result.json``
@@ -54,9 +55,12 @@ def method_facing_id(sample_id: str) -> str:
 
 @dataclass
 class RunEnv(Generic[SharedT]):
-    """What the loop hands a benchmark: the config, the run's shared ledger, the shared state.
+    """What the loop hands a benchmark: the config, the run's shared ledger, its LLM clients, the shared state.
 
-    ``shared`` is what :meth:`Benchmark.setup` returned (the benchmark's own typed object).
+    ``clients`` holds one client per backbone role (:class:`benchmarks.clients.RoleClients`:
+    ``clients.backbone`` / ``.user`` / ``.judge``, each built on first use, with the benchmark's
+    :meth:`Benchmark.client_defaults`); ``shared`` is what :meth:`Benchmark.setup` returned (the
+    benchmark's own typed object).
     ``out_dir`` / ``sample_id`` / ``attempt`` / ``recorder`` are set for the sample being run
     (:meth:`for_sample`): the benchmark writes its rows through ``recorder`` as they happen
     (``benchmarks.records.SampleRecorder``).
@@ -66,6 +70,7 @@ class RunEnv(Generic[SharedT]):
     ledger: Any
     run_path: Path
     progress: bool = True
+    clients: Any = None
     shared: SharedT | None = None
     out_dir: Path | None = None
     sample_id: str | None = None
@@ -176,9 +181,14 @@ class Benchmark(abc.ABC, Generic[SampleT, SharedT, SolvedT]):
         """Validate auxiliary data files before the first sample (raise DataError naming file:line)."""
 
     def setup(self, env: RunEnv[SharedT], samples: Sequence[SampleT]) -> SharedT | None:
-        """What every sample shares (clients, executors, settings); the loop stores it as
-        ``env.shared``. Only called with work to do."""
+        """What every sample shares (the clients of ``env.clients`` it uses, executors, settings); the
+        loop stores it as ``env.shared``. Only called with work to do."""
         return None
+
+    def client_defaults(self, cfg: Any) -> dict[str, Any]:
+        """Role -> :class:`reconmem.platform.llm.CallDefaults` the loop sets on that role's client
+        (e.g. a default ``max_tokens`` per purpose); a call's own values win. Default: none."""
+        return {}
 
     def error_result(self, sample: SampleT) -> dict[str, Any]:
         """Fields of the result of a sample that did not finish: every task listed with passed=false."""

@@ -42,6 +42,7 @@ from benchmarks.records import ASSISTANT, JUDGMENT, USER
 from benchmarks.roles import ROLE_OPTIONS
 from benchmarks.task import Benchmark, RunEnv, method_facing_id
 from reconmem.platform.context import ContextManager, Session
+from reconmem.platform.llm import CallDefaults
 
 log = logging.getLogger(__name__)
 
@@ -104,21 +105,6 @@ class CabSolved:
     turn_stats: list[dict[str, Any]] = field(default_factory=list)
 
 
-class _SampledLLM:
-    """The judge client with a fixed temperature (judge retries; every other attribute is the client's)."""
-
-    def __init__(self, llm: Any, temperature: float) -> None:
-        self._llm = llm
-        self._temperature = temperature
-
-    def chat(self, messages: Any, *, purpose: str, **kw: Any) -> Any:
-        kw.setdefault("temperature", self._temperature)
-        return self._llm.chat(messages, purpose=purpose, **kw)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._llm, name)
-
-
 class EmptyUserTurn(RuntimeError):
     """The user agent's message stayed empty after the retries: the issue errors (retried on resume)."""
 
@@ -148,7 +134,7 @@ def _judge(issue: CabIssue, answer: str, docker_result: Any, judge_llm: Any, set
     attempts = 0
     error: JudgeError | None = None
     for k in range(1 + max(0, settings.judge_retries)):
-        llm = judge_llm if k == 0 else _SampledLLM(judge_llm, settings.judge_retry_temperature)
+        llm = judge_llm if k == 0 else judge_llm.with_defaults(CallDefaults(temperature=settings.judge_retry_temperature))
         try:
             judgment = JudgeAgent(llm, max_tokens=settings.judge_max_tokens).judge(issue, answer, docker_result)
         except JudgeError as exc:
@@ -227,16 +213,15 @@ class CodeAssistBench(Benchmark[CabIssue, CabShared, CabSolved]):
         return {"cab": self._data_path(cfg)}
 
     def setup(self, env: RunEnv[CabShared], samples: Any) -> CabShared:
-        from benchmarks.harness import build_embedder, build_llm, retriever_spec
+        """The loop's three role clients (maintainer = backbone, user, judge), the checkout cache."""
+        from benchmarks.harness import build_embedder, retriever_spec
 
         cfg = env.cfg
         settings = self.settings_for(cfg)
         cache = settings.repo_cache or str(Path(str(cfg.cache.dir)) / "cab_repos")
+        clients = env.clients
         return CabShared(
-            settings=settings,
-            maintainer_llm=build_llm(cfg.backbone, cfg, env.ledger, option="backbone"),
-            user_llm=build_llm(cfg.user_backbone, cfg, env.ledger, option="user_backbone"),
-            judge_llm=build_llm(cfg.judge_backbone, cfg, env.ledger, option="judge_backbone"),
+            settings=settings, maintainer_llm=clients.backbone, user_llm=clients.user, judge_llm=clients.judge,
             cache_dir=Path(cache).expanduser(), embedder=_LazyEmbedder(lambda: build_embedder(cfg)),
             retriever=retriever_spec(cfg), docker_client_factory=_docker_factory(cfg))
 

@@ -53,6 +53,7 @@ from benchmarks.locoeval.prompts import render
 from benchmarks.locoeval.schema import Requirement, Sample
 from reconmem.platform.brackets import TASK_ORACLE, Statement, TaskOracle
 from reconmem.platform.context import ContextManager, Session, Turn
+from reconmem.platform.llm import CallDefaults
 
 # Evaluator: (sample, requirement, reply_text) -> {"outcome", "passed", "log", "seconds", "completion"}
 Evaluator = Callable[[Sample, Requirement, str], Mapping[str, Any]]
@@ -64,35 +65,12 @@ class ReadOnlyViolation(RuntimeError):
     """A method changed its memory while answering a read-only function-generation task."""
 
 
-class BudgetedLLM:
-    """Proxy over an LLM client that sets default ``max_tokens`` per purpose.
-
-    Methods call ``session.llm.chat(..., purpose="turn_generation")`` without a token budget; the
-    benchmark's ``turn_max_tokens`` / ``task_max_tokens`` apply through this proxy. Everything else
-    (ledger, cache, count_tokens, chat_json, context_window ...) is the wrapped client's.
-    """
-
-    def __init__(self, llm: Any, budgets: Mapping[str, int | None]) -> None:
-        self._llm = llm
-        self._budgets = {k: int(v) for k, v in budgets.items() if v}
-
-    def chat(self, messages: Any, *, purpose: str, max_tokens: int | None = None, **kw: Any) -> Any:
-        if max_tokens is None:
-            max_tokens = self._budgets.get(purpose)
-        return self._llm.chat(messages, purpose=purpose, max_tokens=max_tokens, **kw)
-
-    def chat_json(self, messages: Any, *, purpose: str, max_tokens: int | None = None, **kw: Any) -> Any:
-        """``chat_json`` with the same per-purpose default budget as :meth:`chat`."""
-        if max_tokens is None:
-            max_tokens = self._budgets.get(purpose)
-        return self._llm.chat_json(messages, purpose=purpose, max_tokens=max_tokens, **kw)
-
-    @property
-    def wrapped(self) -> Any:
-        return self._llm
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._llm, name)
+def backbone_defaults(settings: "LoCoEvalSettings") -> CallDefaults:
+    """The backbone client's call defaults: ``turn_max_tokens`` / ``task_max_tokens`` for the
+    preparation and task replies, ``purpose_max_tokens`` for the other purposes (methods call
+    ``session.llm.chat(..., purpose=...)`` without a token budget; an explicit one wins)."""
+    return CallDefaults({**settings.purpose_max_tokens, "turn_generation": settings.turn_max_tokens,
+                         "task_generation": settings.task_max_tokens})
 
 
 def task_query(sample: Sample, req: Requirement, query: str) -> str:
@@ -193,7 +171,7 @@ class LoCoEvalShared:
     """What every sample of a LoCoEval run shares (:meth:`LoCoEval.setup`)."""
 
     settings: LoCoEvalSettings
-    llm: Any  # the backbone's client
+    llm: Any  # the backbone's client (with backbone_defaults)
     embedder: Any
     evaluate: Evaluator
     indexes: Callable[[Sample], Any]  # sample -> the RepositoryIndex of its blanked snapshot (or None)
@@ -278,25 +256,23 @@ class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
             text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
             raise DataError(text.splitlines()[0]) from exc
 
-    def setup(self, env: RunEnv[LoCoEvalShared], samples: Sequence[Sample]) -> LoCoEvalShared:
-        from functools import partial
+    def client_defaults(self, cfg: Any) -> dict[str, CallDefaults]:
+        """The backbone's per-purpose ``max_tokens`` (:func:`backbone_defaults`)."""
+        return {"backbone": backbone_defaults(self.settings_for(cfg))}
 
-        from omegaconf import OmegaConf
+    def setup(self, env: RunEnv[LoCoEvalShared], samples: Sequence[Sample]) -> LoCoEvalShared:
+        """The loop's backbone client, and its user client only when a turn is not scripted."""
+        from functools import partial
 
         from benchmarks import harness
         from benchmarks.runloop import method_inputs
 
         cfg = env.cfg
         settings = self.settings_for(cfg)
-        llm = harness.build_llm(cfg.backbone, cfg, env.ledger)
-        user_llm = None
-        if any(not st.scripted for s in samples for st in s.outline):
-            same = (OmegaConf.to_container(cfg.user_backbone, resolve=True)
-                    == OmegaConf.to_container(cfg.backbone, resolve=True))
-            user_llm = llm if same else harness.build_llm(cfg.user_backbone, cfg, env.ledger, option="user_backbone")
+        user_llm = env.clients.user if any(not st.scripted for s in samples for st in s.outline) else None
         privileged, skip = method_inputs(cfg)
         return LoCoEvalShared(
-            settings=settings, llm=llm, user_llm=user_llm, embedder=harness.build_embedder(cfg),
+            settings=settings, llm=env.clients.backbone, user_llm=user_llm, embedder=harness.build_embedder(cfg),
             evaluate=PassAt1(settings.evaluator, deveval_data=settings.deveval_data,
                              sources_manifest=settings.sources_manifest, executor_cfg=cfg.get("executor")),
             indexes=partial(sample_index, cache_dir=Path(str(cfg.cache.dir)).expanduser(),
@@ -321,10 +297,8 @@ class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
         if skip and reads_history(method):
             raise ValueError(f"{type(method).__name__} reads earlier turns: its preparation replies cannot be skipped")
         user = MockUser(sh.user_llm, max_tokens=settings.user_max_tokens)
-        budgets = {**{k: v for k, v in settings.purpose_max_tokens.items() if v},
-                   "turn_generation": settings.turn_max_tokens, "task_generation": settings.task_max_tokens}
         session = Session(
-            sample_id=method_facing_id(sample.id), llm=BudgetedLLM(sh.llm, budgets), embedder=sh.embedder,
+            sample_id=method_facing_id(sample.id), llm=sh.llm, embedder=sh.embedder,
             repo=sh.indexes(sample), system_prompt=load_prompt(settings.response_prompt),
             context_window=int(sh.llm.context_window), meta={"benchmark": "locoeval", "project": sample.project_path},
             repo_name=_snapshot_name(sample), retriever=sh.retriever,

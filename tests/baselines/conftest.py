@@ -61,13 +61,14 @@ def run_locoeval_sample(boltons_index, embedder) -> Callable[..., tuple[dict[str
     """``run_locoeval_sample(sample, cm, llm, run_path, **settings)``: one LoCoEval sample through the run
     loop's ``run_one`` (``LoCoEval.solve`` then ``grade``) on the boltons index, tasks judged by a stub
     (these tests are about the method path); returns the result and the sample's record folder."""
-    from benchmarks.locoeval.runner import LoCoEval, LoCoEvalSettings, LoCoEvalShared
+    from benchmarks.locoeval.runner import LoCoEval, LoCoEvalSettings, LoCoEvalShared, backbone_defaults
     from benchmarks.records import RunDir
     from benchmarks.runloop import run_one
     from benchmarks.task import RunEnv
 
     def run(sample: Any, cm: Any, llm: Any, run_path: Path, **settings: Any) -> tuple[dict[str, Any], Path]:
-        shared = LoCoEvalShared(settings=LoCoEvalSettings(samples="(tests)", **settings), llm=llm, embedder=embedder,
+        options = LoCoEvalSettings(samples="(tests)", **settings)
+        shared = LoCoEvalShared(settings=options, llm=llm.with_defaults(backbone_defaults(options)), embedder=embedder,
                                 evaluate=lambda s, req, text: {"outcome": "not_run", "passed": False, "log": "stub"},
                                 indexes=lambda s: boltons_index)
         env = RunEnv(cfg=None, ledger=llm.ledger, run_path=run_path, progress=False, shared=shared)

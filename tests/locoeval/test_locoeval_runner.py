@@ -9,7 +9,8 @@ import pytest
 
 from baselines.full import FullHistory
 from benchmarks.locoeval.mock_user import MockUser
-from benchmarks.locoeval.runner import LoCoEval, LoCoEvalSettings, LoCoEvalShared, sample_index, task_query
+from benchmarks.locoeval.runner import (LoCoEval, LoCoEvalSettings, LoCoEvalShared, backbone_defaults, sample_index,
+                                        task_query)
 from benchmarks.records import RunDir
 from benchmarks.runloop import run_one
 from benchmarks.task import RunEnv
@@ -26,7 +27,8 @@ def _evaluate(sample, req, text):
 
 def _run(sample, cm, llm, run_path, index=None, **settings):
     """One sample through the run loop's ``run_one`` (LoCoEval.solve then grade) with scripted clients."""
-    shared = LoCoEvalShared(settings=LoCoEvalSettings(samples="(tests)", **settings), llm=llm, embedder=None,
+    options = LoCoEvalSettings(samples="(tests)", **settings)
+    shared = LoCoEvalShared(settings=options, llm=llm.with_defaults(backbone_defaults(options)), embedder=None,
                             evaluate=_evaluate, indexes=lambda s: index)
     env = RunEnv(cfg=None, ledger=llm.ledger, run_path=run_path, progress=False, shared=shared)
     result = run_one(LoCoEval(), sample, env, RunDir(run_path), method=cm)
@@ -156,10 +158,12 @@ def test_task_query_states_signature_and_file(tiny_repo):
 
 def test_budgets_apply_to_chat_and_chat_json():
     """The benchmark's per-purpose max_tokens reach plain and JSON calls; an explicit value wins."""
-    from benchmarks.locoeval.runner import BudgetedLLM
+    from benchmarks.locoeval.runner import backbone_defaults
 
     llm = ScriptedLLM(["hi", {"ok": 1}, {"ok": 2}, "free"])
-    budgeted = BudgetedLLM(llm, {"turn_generation": 48, "memory_sketching": 128, "memory_update": None})
+    options = LoCoEvalSettings(samples="(tests)", turn_max_tokens=48, purpose_max_tokens={"memory_sketching": 128,
+                                                                                            "memory_update": None})
+    budgeted = llm.with_defaults(backbone_defaults(options))
     budgeted.chat([{"role": "user", "content": "q"}], purpose="turn_generation")
     assert budgeted.chat_json([{"role": "user", "content": "q"}], purpose="memory_sketching") == {"ok": 1}
     budgeted.chat_json([{"role": "user", "content": "q"}], purpose="memory_sketching", max_tokens=7)

@@ -5,7 +5,7 @@ Modules: :mod:`.errors` (error classes, classifier), :mod:`.spec` (BackboneSpec)
 :mod:`.cache` (SQLite and sharded response caches, the cache key), :mod:`.pricing` (cost per call),
 :mod:`.providers` (litellm), :mod:`.purposes` (the call purposes and their classification),
 :mod:`.transport` (the Transport interface, litellm's), :mod:`.exchange` (the exchange transport and
-folder), :mod:`.client` (LLMClient). Import the public names from here.
+folder), :mod:`.client` (LLMClient), :mod:`.defaults` (a role's call defaults over a client). Import the public names from here.
 """
 
 from reconmem.platform.llm.cache import (
@@ -23,6 +23,7 @@ from reconmem.platform.llm.client import (
     approx_token_count,
     message_text,
 )
+from reconmem.platform.llm.defaults import CallDefaults, DefaultedClient
 from reconmem.platform.llm.errors import (
     ContextLengthExceeded,
     CostLimitReached,
@@ -44,7 +45,7 @@ from reconmem.platform.llm.transport import LiteLLMTransport, Transport, default
 
 __all__ = [
     "CACHE_MODES", "CACHE_SCHEMA_VERSION", "MESSAGE_OVERHEAD_TOKENS", "PURPOSES", "REPLY_PRIMING_TOKENS", "BackboneSpec",
-    "Completion", "ContextLengthExceeded", "CostLimitReached", "ExchangeConflict", "ExchangePending", "Kind", "LLMClient", "LLMError", "LLMResponse",
+    "CallDefaults", "Completion", "ContextLengthExceeded", "CostLimitReached", "DefaultedClient", "ExchangeConflict", "ExchangePending", "Kind", "LLMClient", "LLMError", "LLMResponse",
     "LLMUnavailable", "LiteLLMTransport", "Price", "Pricing", "PricingError", "Purpose", "ResponseCache", "ShardedResponseCache",
     "Transport", "TransientLLMError", "Usage", "UsageLedger", "approx_token_count", "classify_error", "completion_from_litellm",
     "current_tags", "default_pricing", "default_transport", "import_litellm", "load_pricing_file", "message_text", "open_cache",

@@ -33,6 +33,7 @@ from typing import Any
 
 from reconmem.platform.jsonio import JSONRepairError, parse_json_lenient
 from reconmem.platform.llm.cache import open_cache, request_key
+from reconmem.platform.llm.defaults import CallDefaults, DefaultedClient
 from reconmem.platform.llm.errors import (
     ContextLengthExceeded,
     CostLimitReached,
@@ -122,6 +123,11 @@ class LLMClient:
         ``json_ok: false`` (the one rule the run loop counts a sample's failures by)."""
         return collections.Counter(str(e.get("purpose")) for e in self.ledger.events
                                    if e.get("json_ok") is False and e.get("backbone") == self.spec.name)
+
+    def with_defaults(self, defaults: CallDefaults) -> DefaultedClient:
+        """This client with call defaults (per-purpose ``max_tokens``, a temperature) that a call's own
+        values override (:mod:`reconmem.platform.llm.defaults`)."""
+        return DefaultedClient(self, defaults)
 
     # ---- public API
     def chat(self, messages: Sequence[Mapping[str, Any]], *, purpose: str, max_tokens: int | None = None,

@@ -45,10 +45,7 @@ class Quiz(Benchmark[SimpleNamespace, QuizShared, QuizAnswer]):
         return [SimpleNamespace(**q) for q in self.settings_for(cfg).questions]
 
     def setup(self, env: RunEnv[QuizShared], samples: Sequence[SimpleNamespace]) -> QuizShared:
-        from benchmarks.harness import build_llm
-
-        return QuizShared(settings=self.settings_for(env.cfg),
-                          llm=build_llm(env.cfg.backbone, env.cfg, env.ledger, option="backbone"))
+        return QuizShared(settings=self.settings_for(env.cfg), llm=env.clients.backbone)
 
     def solve(self, sample: SimpleNamespace, method: ContextManager, env: RunEnv[QuizShared]) -> QuizAnswer:
         assert env.shared is not None
