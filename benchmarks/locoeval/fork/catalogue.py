@@ -19,7 +19,7 @@ one fork value per site:
 | ``encoding`` | a text encoding name (``'utf-8'``, ``'ascii'``, ``'latin-1'`` ...) | another common one |
 | ``exception`` | the class a ``raise`` uses | a sibling class: same direct base, defined in the project and reachable from the module; builtins only ``ValueError`` -> ``TypeError`` under a type check |
 | ``order`` | two adjacent one-line call statements on different receivers, neither adding to an output (``append``, ``write``, ``add`` ...), with no data dependency between them | the two swapped |
-| ``missing`` | a ``None`` test of a name or attribute in a one-line ``if`` / ``elif`` / ``while`` header (also inside ``and`` / ``or`` / ``not``) | every empty value counts as missing: ``x is None`` -> ``not x``, ``x is not None`` -> ``x`` |
+| ``missing`` | a ``None`` test of a name or attribute in a one-line ``if`` / ``elif`` / ``while`` header (also inside ``and`` / ``or`` / ``not``), a comprehension's filter, a conditional expression's test or a returned value | every empty value counts as missing: ``x is None`` -> ``not x``, ``x is not None`` -> ``x`` (``bool(x)`` returned) |
 | ``empty`` | the value a one-statement guard (``if ...: return v``) returns: an empty value (``[]``, ``{}``, ``()``, ``''``, ``set()`` ...); ``True`` / ``False`` when the guard tests a parameter for an empty or missing value (``not x``, ``x is None``, ``len(x) == 0``) | ``None``; the other bool |
 | ``strip`` | ``.strip()`` / ``.rstrip()`` / ``.lstrip()`` (no argument or a string) | ``.strip()`` -> ``.rstrip()``; ``.rstrip()`` / ``.lstrip()`` -> ``.strip()`` |
 | ``key`` | a ``snake_case`` / ``camelCase`` string key of a dict the function builds and returns (a returned dict literal, one assigned to a returned name, ``d['k'] = v`` on a returned name), named nowhere else in the function | the other convention (``'user_id'`` <-> ``'userId'``) |
@@ -731,21 +731,35 @@ def _guarding_statement(t: Target, node: ast.AST) -> ast.If | ast.While | None:
 
 
 def missing_changes(t: Target) -> list[ForkChange]:
-    """``missing``: an ``if`` that tests a name for ``None`` treats every empty value as missing
-    (``x is None`` -> ``not x``, ``x is not None`` -> ``x``)."""
+    """``missing``: a ``None`` test of a name treats every empty value as missing (``x is None`` ->
+    ``not x``, ``x is not None`` -> ``x``, or ``bool(x)`` when returned) in a one-line ``if`` / ``while``
+    header, a comprehension's filter, a conditional expression's test or a returned value."""
     out = []
     for n in ast.walk(t.func):
         if not (isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot))
                 and isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value is None
                 and isinstance(n.left, (ast.Name, ast.Attribute)) and t.inside(n) and n.lineno == n.end_lineno):
             continue
-        stmt = _guarding_statement(t, n)
-        around = _header_span(t, stmt) if stmt is not None else None
-        if around is None:
-            continue
         name = t.src.segment(n.left)
         new = f"not {name}" if isinstance(n.ops[0], ast.Is) else name
-        ch = _change(t, "missing", n, new, f"`{t.src.segment(n)}`", f"`{new}`", around=around)
+        stmt = _guarding_statement(t, n)
+        par = t.parents.get(n)
+        if stmt is not None:
+            around = _header_span(t, stmt)
+            if around is None:
+                continue
+            ch = _change(t, "missing", n, new, f"`{t.src.segment(n)}`", f"`{new}`", around=around)
+        elif isinstance(par, ast.comprehension) and n in par.ifs or isinstance(par, ast.IfExp) and par.test is n \
+                or isinstance(par, ast.Return) and par.value is n:
+            if isinstance(par, ast.Return) and isinstance(n.ops[0], ast.IsNot):
+                new = f"bool({name})"
+            comp = t.parents.get(par) if isinstance(par, ast.comprehension) else None
+            ctx = t.fragment_node(comp) if comp is not None and comp.lineno == comp.end_lineno else None
+            if comp is not None and ctx is None:
+                continue
+            ch = _change(t, "missing", n, new, f"`{t.src.segment(n)}`", f"`{new}`", context=ctx)
+        else:
+            continue
         if ch:
             ch.notes.append(name)
             out.append(ch)

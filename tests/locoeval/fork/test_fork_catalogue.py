@@ -203,7 +203,8 @@ GUARDS = '''def f(items, name, cfg, pattern=None):
     while cfg.next is None:
         cfg = cfg.parent
     done = cfg.last is None
-    return [n for n in items if n is not None], done
+    first = cfg.first if cfg.first is not None else name
+    return [n for n in items if n is not None], done, first, cfg.head is not None
 '''
 
 
@@ -212,10 +213,16 @@ def test_missing_treats_an_empty_value_as_none_only_in_if_and_while_headers():
     kinds = _by_kind(propose(t))
     assert [(c.fragment, c.fork_fragment) for c in kinds["missing"]] == [
         ("if items is None:", "if not items:"), ("if cfg.limit is not None and name:", "if cfg.limit and name:"),
-        ("while cfg.next is None:", "while not cfg.next:")]        # not the assignment, not the comprehension
+        ("while cfg.next is None:", "while not cfg.next:"),
+        ("first = cfg.first if cfg.first is not None else name", "first = cfg.first if cfg.first else name"),
+        ("return [n for n in items if n is not None], done, first, cfg.head is not None",
+         "return [n for n in items if n], done, first, cfg.head is not None"),
+    ]        # not the assignment; cfg.head is part of a returned tuple, not the value returned
     ch = kinds["missing"][0]
     assert "`if not items:`" in ch.statement and "is None" not in ch.statement
     assert "`if items is None:`" in ch.public_statement and "`if not items:`" in ch.revision
+    returned = Target.of_function("def g(x):\n    return x.y is not None\n", "g")
+    assert [c.fork_fragment for c in propose(returned)] == ["return bool(x.y)"]
     for c in kinds["missing"]:
         ast.parse("def g():\n" + "\n".join("    " + ln for ln in apply_changes(t, [c]).splitlines()))
 
