@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.datafiles import iter_json_records
 from benchmarks.exchange import exchange_runs
 from benchmarks.records.files import RecordError
+from reconmem.platform.jsonfiles import iter_json_records
 from reconmem.platform.llm.exchange import ANSWERS, exchange_dir, pending_requests
 from reconmem.platform.llm.ledger import atomic_write_text
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.datafiles import iter_json_records
 from benchmarks.errors import DataError
+from reconmem.platform.jsonfiles import iter_json_records
 
 
 @dataclass

@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from benchmarks.datafiles import iter_json_records
 from reconmem.platform import pyast
+from reconmem.platform.jsonfiles import iter_json_records
 
 # Language spellings differ between releases (v3: "cpp"; strict/lenient: "c++", "c#").
 LANGUAGE_ALIASES = {"c++": "cpp", "cxx": "cpp", "c#": "csharp", "cs": "csharp", "js": "javascript",

@@ -5,13 +5,12 @@ Both loaders validate their input; errors name the file, the line or entry, and 
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from benchmarks.datafiles import iter_json_records
+from reconmem.platform.jsonfiles import iter_json_records, read_json
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SHIPPED_MANIFEST = DATA_DIR / "pypi_sources.json"
@@ -315,12 +314,7 @@ class Manifest:
 def load_manifest(path: str | Path | None = None) -> Manifest:
     """Load a manifest in ``pypi_sources.json`` format (default: the copy shipped with the package)."""
     path = Path(path) if path else SHIPPED_MANIFEST
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"manifest {path} not found") from None
-    except json.JSONDecodeError as exc:
-        raise TaskDataError(f"{path}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
+    data = read_json(path, name="manifest", error=TaskDataError)
     if not isinstance(data, list):
         raise TaskDataError(f"{path}: expected a list of project entries")
     old = superseded_path(path)

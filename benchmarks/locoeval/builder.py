@@ -44,11 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.datafiles import iter_json_records
 from benchmarks.locoeval.prompts import render
 from benchmarks.locoeval.repo import _qualname, find_function, resolve_file
 from benchmarks.locoeval.schema import parse_sample
 from reconmem.platform import pyast
+from reconmem.platform.jsonfiles import iter_json_records
 
 MIN_TURNS, MAX_TURNS = 30, 69
 

@@ -24,8 +24,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from benchmarks.datafiles import iter_json_records
 from benchmarks.locoeval.schema import Sample, SampleError, parse_sample
+from reconmem.platform.jsonfiles import iter_json_records
 
 # Files that may sit beside samples in a directory but are not samples.
 NON_SAMPLE_SUFFIXES = (".verification.jsonl", ".verification.json")

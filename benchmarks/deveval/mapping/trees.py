@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from benchmarks.deveval.providers import SnapshotError, archive_file, archive_snapshot, git_snapshot
 from benchmarks.deveval.tasks import DATA_DIR, DevEvalTask
+from reconmem.platform.jsonfiles import read_json
 
 GIT_SOURCES = DATA_DIR / "git_sources.json"
 
@@ -74,12 +74,7 @@ def archive_tree(project_path: str, archive: str, name: str, collected: str) -> 
 def load_git_sources(path: Path | None = None) -> dict[str, dict]:
     """``{project_path: {"url", "subdir"?}}`` from ``git_sources.json`` (errors name the file and entry)."""
     path = Path(path or GIT_SOURCES)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"git sources file {path} not found (option --git-sources)") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
+    data = read_json(path, name="git sources file", option="--git-sources")
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected an object mapping project paths to {{'url': ...}}")
     for project, src in data.items():

@@ -216,7 +216,7 @@ def fork_test_text(test: TestFileDiff, public: str, *, where: str = "") -> str:
 
 def read_forks(path: str | Path) -> dict[str, ForkRecord]:
     """``forks.jsonl`` by namespace (a bad line or a namespace twice: one-line error naming file:line)."""
-    from benchmarks.datafiles import iter_json_records
+    from reconmem.platform.jsonfiles import iter_json_records
 
     out: dict[str, ForkRecord] = {}
     for where, obj in iter_json_records(Path(path), error=ForkDataError):

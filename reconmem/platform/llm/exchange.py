@@ -67,6 +67,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from reconmem.platform.jsonfiles import json_lines
 from reconmem.platform.llm.errors import ExchangeConflict, ExchangePending, LLMError
 from reconmem.platform.llm.ledger import atomic_write_text, current_tags
 from reconmem.platform.llm.pricing import Price
@@ -189,11 +190,8 @@ class ExchangeFolder:
         path = self.path / INDEX
         if not path.is_file():
             return rows
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by a crash: its request is written again when next asked
+        for line in json_lines(path):  # a line cut by a crash does not parse: its request is written again
+            row = line.value
             if isinstance(row, dict) and row.get("custom_id"):
                 rows[str(row["custom_id"])] = row
         return rows
@@ -203,11 +201,8 @@ class ExchangeFolder:
         out: dict[str, dict[str, Any]] = {}
         if not self.requests_file.is_file():
             return out
-        for line in self.requests_file.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+        for line in json_lines(self.requests_file):
+            row = line.value
             if isinstance(row, dict) and row.get("custom_id"):
                 out[str(row["custom_id"])] = row
         return out
@@ -340,14 +335,10 @@ def _import_jsonl(folder: ExchangeFolder, path: Path, price: Price | None = None
         return report
     lines = folder.batch_lines()
     seen: dict[str, int] = {}
-    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not raw.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            report.errors.append(f"{where}: not a JSON object (a truncated line?): {exc.msg}")
+    for line in json_lines(path):
+        n, where, row = line.lineno, line.where, line.value
+        if line.error is not None:
+            report.errors.append(f"{where}: not a JSON object (a truncated line?): {line.error.msg}")
             continue
         cid = row.get("custom_id") if isinstance(row, dict) else None
         if not isinstance(cid, str) or not cid:

@@ -1,10 +1,11 @@
-"""The shared reader of benchmark data files (JSON lines / JSON list / one object)."""
+"""The one reader of JSON files: benchmark data files (JSON lines / JSON list / one object), JSON
+lines read leniently (the exchange's answers) and single documents (manifests)."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks.datafiles import iter_json_records
+from reconmem.platform.jsonfiles import iter_json_records, json_lines, read_json
 
 
 class DataError(ValueError):
@@ -46,3 +47,23 @@ def test_errors_name_file_line_and_use_the_callers_type(tmp_path):
     r.write_text('[{"a": 1},\n {"a": }]')
     with pytest.raises(DataError, match=r"broken\.json:2: invalid JSON"):
         list(iter_json_records(r, error=DataError))
+
+
+def test_json_lines_report_a_bad_line_and_read_on(tmp_path):
+    p = tmp_path / "answers.jsonl"
+    p.write_text('{"a": 1}\n\n{"a": \n[2]\n')
+    lines = list(json_lines(p))
+    assert [(ln.lineno, ln.value) for ln in lines] == [(1, {"a": 1}), (3, None), (4, [2])]
+    assert lines[0].error is None and lines[1].error is not None
+    assert lines[1].problem().startswith(f"{p}:3: invalid JSON (")
+
+
+def test_read_json_names_the_file_the_line_and_the_option(tmp_path):
+    good, bad = tmp_path / "m.json", tmp_path / "bad.json"
+    good.write_text('[{"a": 1}]')
+    bad.write_text('[\n{"a": }]')
+    assert read_json(good) == [{"a": 1}]
+    with pytest.raises(DataError, match=r"bad\.json:2: invalid JSON"):
+        read_json(bad, error=DataError)
+    with pytest.raises(FileNotFoundError, match=r"^git sources file .*nope\.json not found \(option --git-sources\)$"):
+        read_json(tmp_path / "nope.json", name="git sources file", option="--git-sources")
