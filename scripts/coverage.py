@@ -59,21 +59,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs needs at least one results directory")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
 
+    from benchmarks.clients import RoleClients
     from benchmarks.errors import ConfigError
-    from benchmarks.harness import build_llm
-    from benchmarks.locoeval.coverage_judge import PROMPT_VERSION, CoverageJudge, judge_runs
+    from benchmarks.locoeval.coverage_judge import PROMPT_VERSION, CoverageJudge, check_judge, judge_runs
     from benchmarks.records import RecordError
     from reconmem.platform.llm import UsageLedger
 
     try:
         cfg = compose(args.judge_backbone, args.overrides)
         judge_model = str(cfg.judge_backbone.model)
-        if judge_model.startswith("local/") and not cfg.get("allow_local_eval_models"):
-            raise ConfigError(f"judge_backbone={cfg.judge_backbone.name} is a local model, but Figure 6 needs the "
-                              "paper's judge (--judge-backbone gemini_25_flash); pass allow_local_eval_models=true "
-                              "to judge with it anyway")
+        check_judge(cfg)
         ledger = UsageLedger()
-        llm = build_llm(cfg.judge_backbone, cfg, ledger, option="judge_backbone")
+        llm = RoleClients(cfg, ledger).judge
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

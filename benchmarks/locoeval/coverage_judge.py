@@ -466,3 +466,43 @@ def judge_runs(judge: CoverageJudge, ledger: UsageLedger, runs: Sequence[str | P
             log.info("%s/%s/%s %s: %d task-run(s), %d incomplete or unjudged", _run_name(run, "benchmark", "benchmark"),
                      _run_name(run, "backbone", "backbone"), method, sample_id, len(record["task_runs"]), bad)
     return counts
+
+
+def check_judge(cfg: Any) -> None:
+    """Refuse a local judge model (Figure 6 needs the paper's judge) unless ``allow_local_eval_models``:
+    a ConfigError naming the option."""
+    from benchmarks.errors import ConfigError
+
+    if str(cfg.judge_backbone.model).startswith("local/") and not cfg.get("allow_local_eval_models"):
+        raise ConfigError(f"judge_backbone={cfg.judge_backbone.name} is a local model, but Figure 6 needs the "
+                          "paper's judge (backbone@judge_backbone=gemini_25_flash); pass allow_local_eval_models=true "
+                          "to judge with it anyway")
+
+
+def coverage_scorer(env: Any) -> dict[str, Any]:
+    """The ``coverage_judge`` scorer (:mod:`benchmarks.scoring`) over one run: every ok sample judged by
+    ``env.clients.judge`` (``coverage.json`` per sample, as :func:`judge_runs`). Options: ``samples``
+    (the sample file; default the run's ``benchmark.samples``), ``overwrite`` (``true``: re-judge),
+    ``limit`` (at most N samples), ``prompt_version`` (``coverage-v1`` | ``coverage-v2``)."""
+    cfg = env.cfg
+    if cfg is None:
+        from benchmarks.errors import ConfigError
+
+        raise ConfigError("coverage_judge: needs the composed config of its judge (backbone@judge_backbone=<name>)")
+    check_judge(cfg)
+    options = env.options
+    prompt_version = str(options.get("prompt_version") or PROMPT_VERSION)
+    if prompt_version not in PROMPT_FILES:
+        from benchmarks.errors import ConfigError
+
+        raise ConfigError(f"--option prompt_version={prompt_version}: expected one of {sorted(PROMPT_FILES)}")
+    judge = CoverageJudge(env.clients.judge, max_tokens=int(cfg.judge_backbone.max_output_tokens),
+                          prompt_version=prompt_version)
+    method = _run_name(env.run, "method", "method")
+    limit = options.get("limit")
+    counts = judge_runs(judge, env.ledger, [env.run.path], judge_model=str(cfg.judge_backbone.model),
+                        judge_name=str(cfg.judge_backbone.name), methods=[method], samples=options.get("samples"),
+                        overwrite=str(options.get("overwrite", "false")).lower() == "true",
+                        limit=int(limit) if limit is not None else None)
+    return {**asdict(counts), "judge_model": str(cfg.judge_backbone.model), "prompt_version": prompt_version,
+            "views_version": VIEWS_VERSION}

@@ -289,3 +289,13 @@ def compression_ratio_between(method_run: str | Path, full_run: str | Path, *,
     common = ok_a & ok_b
     return compression_ratio({k: v for k, v in a["ledgers"].items() if k in common},
                              {k: v for k, v in b["ledgers"].items() if k in common})
+
+
+def pass_at_1_scorer(env: Any) -> dict[str, Any]:
+    """The ``pass_at_1`` scorer (:mod:`benchmarks.scoring`): Pass@1 per subset and overall over the
+    run's selected samples as recorded (a selected sample without a result counts as missing), with
+    the task counts - the numbers the run's summary holds, recomputed from the records."""
+    results = env.run.selection_results(env.run.selected_ids())
+    outcomes = task_outcomes(results)
+    return {"pass_at_1": pass_at_1_by_subset(results), "n_scored": len(scored_results(results)),
+            "n_tasks": len(outcomes), "n_passed": sum(outcomes)}

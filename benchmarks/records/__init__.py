@@ -14,8 +14,8 @@ from benchmarks.records.derived import (
     attempt_events, is_scripted, manifest_selection, missing_result, selected_entry, usage_of,
 )
 from benchmarks.records.files import (
-    CONFIG, CONTEXTS, CONVERSATION, COVERAGE, ERROR, JUDGMENT, LEDGER, MANIFEST, MEMORY, RESULT, SAMPLES, SHARDS,
-    SUMMARY, TESTS, TOOL_CALLS, RecordError, append_jsonl, atomic_write_json, atomic_write_text, read_json,
+    CONFIG, CONTEXTS, CONVERSATION, COVERAGE, ERROR, JUDGMENT, LEDGER, MANIFEST, MEMORY, RESULT, SAMPLES, SCORES,
+    SHARDS, SUMMARY, TESTS, TOOL_CALLS, RecordError, append_jsonl, atomic_write_json, atomic_write_text, read_json,
     read_jsonl, safe_name, write_jsonl,
 )
 from benchmarks.records.migrate import migrate_manifest
@@ -28,7 +28,7 @@ from benchmarks.records.status import Status, excluded_reason, sample_class
 
 __all__ = [
     "CONFIG", "CONTEXTS", "CONVERSATION", "COVERAGE", "ERROR", "JUDGMENT", "LEDGER", "MANIFEST", "MEMORY", "RESULT",
-    "SAMPLES", "SCHEMA_VERSION", "SHARDS", "SUMMARY", "TESTS", "TOOL_CALLS", "Family", "LedgerEvent", "Manifest",
+    "SAMPLES", "SCHEMA_VERSION", "SCORES", "SHARDS", "SUMMARY", "TESTS", "TOOL_CALLS", "Family", "LedgerEvent", "Manifest",
     "RecordError", "Result", "Row", "RunDir", "SampleDir", "SampleRecorder", "ASSISTANT", "USER", "SelectedSample", "Status", "Summary", "TaskOutcome",
     "Usage", "append_jsonl", "atomic_write_json", "atomic_write_text", "attempt_events", "excluded_reason",
     "is_scripted", "manifest_selection", "merge_shard_manifests", "merge_shard_summaries", "migrate_manifest",

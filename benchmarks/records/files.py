@@ -23,6 +23,7 @@ MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 SAMPLES = "samples"
 SHARDS = "shards"
+SCORES = "scores"  # <scorer name>.json per scorer re-run over the finished run (benchmarks.scoring)
 # sample folder
 RESULT = "result.json"
 LEDGER = "ledger.jsonl"

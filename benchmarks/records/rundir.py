@@ -227,6 +227,22 @@ class RunDir:
         shards = [read_json(s) for s in self.shard_files("summary")]
         return merge_shard_summaries(shards) if shards else {}
 
+    def selected_ids(self) -> list[str]:
+        """The run's selected sample ids (the manifest's ``selected``), else every finished sample's."""
+        selection = manifest_selection(self.manifest)
+        if selection:
+            return list(selection)
+        return [str(r.get("sample_id") or d.name) for d in self.sample_dirs() if (r := d.result()) is not None]
+
+    def score(self, name: str) -> dict[str, Any] | None:
+        """``scores/<name>.json``: what the scorer ``name`` wrote over this run (None: never scored)."""
+        p = self.path / F.SCORES / f"{name}.json"
+        return read_json(p) if p.is_file() else None
+
+    def write_score(self, name: str, payload: Mapping[str, Any]) -> Path:
+        """Write ``scores/<name>.json`` (atomic): a scorer's result beside the records."""
+        return atomic_write_json(self.path / F.SCORES / f"{name}.json", dict(payload))
+
     # ------------------------------------------------------------------ writers (the loop)
     def sample_dir(self, sample_id: str) -> Path:
         """The sample's folder, created."""
