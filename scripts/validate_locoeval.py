@@ -8,6 +8,11 @@ grounding / stated / revised, and the validity figures (what a method could gues
 Prints one ``FAIL <sample>/<req> <namespace>: <check>: <problem>`` line per failing check, the
 validity figures per fact kind, then the summary line; exit status 1 on any failure, 2 on unusable
 input. The checks are described in ``benchmarks/locoeval/verified/validate.py`` and docs/locoeval.md.
+
+A fork set (a ``forks.jsonl`` beside the samples, or ``--forks``) gets the fork set's checks instead
+(``benchmarks.locoeval.fork.validate.validate_set``: the fork body passes twice with the sample's
+other forks in place, the public, blank and distractor-following bodies fail, an alternative-shaped
+fork body passes, no fork fragment in the indexed snapshot, every test file the fork fails hidden).
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
                          "counting them as failures (e.g. for the first verified set)")
     ap.add_argument("--ids", nargs="*", default=None, help="check only these sample ids")
     ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    ap.add_argument("--forks", type=Path, default=None,
+                    help="fork records: validate a fork set (default: forks.jsonl beside the samples, when present)")
     ap.add_argument("--resume", type=Path, default=None,
                     help="append-only outcome file (JSONL): pass / fail outcomes recorded there are not run again, "
                          "so an interrupted validation continues where it stopped")
@@ -52,12 +59,34 @@ def main(argv: list[str] | None = None) -> int:
     if not vpath.is_file():
         print(f"error: verification file {vpath} does not exist (--verification)", file=sys.stderr)
         return 2
+    forks = args.forks or (args.samples.parent / "forks.jsonl")
+    if args.forks or forks.is_file():
+        return fork_set(args, forks, vpath)
     opts = ValidateOptions(samples=args.samples, verification=vpath, deveval_data=args.deveval_data,
                            manifest=args.manifest, executor=args.executor, workers=args.workers,
                            timeout=args.timeout, static_only=args.static_only,
                            enforce_validity=not args.figures_only, ids=args.ids, quiet=args.quiet, resume=args.resume)
     try:
         lines, status = validate(opts)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return status
+
+
+def fork_set(args: argparse.Namespace, forks: Path, verification: Path) -> int:
+    """The fork set's checks (``benchmarks.locoeval.fork.validate.validate_set``)."""
+    from benchmarks.locoeval.fork.validate import SetOptions, validate_set
+
+    if not forks.is_file():
+        print(f"error: --forks {forks} does not exist", file=sys.stderr)
+        return 2
+    opts = SetOptions(samples=args.samples, forks=forks, verification=verification, manifest=args.manifest,
+                      executor=args.executor, workers=args.workers, timeout=args.timeout,
+                      static_only=args.static_only, ids=args.ids, quiet=args.quiet, resume=args.resume)
+    try:
+        lines, status = validate_set(opts)
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -43,12 +43,12 @@ def _forks(path: str) -> dict[str, ForkRecord]:
     return read_forks(path)
 
 
-def fork_problems(sample: Sample, forks: dict[str, ForkRecord]) -> list[str]:
-    """Why a sample cannot be judged against the fork data (empty: it can)."""
+def fork_problems(sample: Sample, forks: dict[str, ForkRecord], requirements: Sequence[Any] | None = None) -> list[str]:
+    """Why a sample (its ``requirements``, default all) cannot be judged against the fork data (empty: it can)."""
     out = []
     if sample.target_docstrings != "remove":
         out.append(f"sample {sample.id!r}: target_docstrings must be 'remove' in the fork set")
-    for req in sample.requirements:
+    for req in sample.requirements if requirements is None else requirements:
         rec = forks.get(req.namespace)
         where = f"sample {sample.id!r}: {req.req_id} {req.namespace}"
         if rec is None:

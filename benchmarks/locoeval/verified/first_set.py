@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import types
+from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -39,14 +40,34 @@ def first_generator_source(repo_root: Path | None = None) -> str:
     return done.stdout
 
 
-def run_first_generator(argv: Sequence[str], repo_root: Path | None = None) -> int:
-    """Run the first generator's ``main(argv)`` and return its exit status."""
-    source = first_generator_source(repo_root)
+def _compiled(source: str) -> types.ModuleType:
+    """The first generator's source executed as a module (registered while it runs: its dataclasses
+    look their module up)."""
     module = types.ModuleType("make_verified_locoeval_v1")
     module.__file__ = f"{FIRST_COMMIT}:{FIRST_PATH}"
-    sys.modules[module.__name__] = module  # its dataclasses look their module up
+    sys.modules[module.__name__] = module
     try:
         exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 - the project's own file
+    except BaseException:
+        sys.modules.pop(module.__name__, None)
+        raise
+    return module
+
+
+def run_first_generator(argv: Sequence[str], repo_root: Path | None = None) -> int:
+    """Run the first generator's ``main(argv)`` and return its exit status."""
+    module = _compiled(first_generator_source(repo_root))
+    try:
         return int(module.main(list(argv)) or 0)
     finally:
         sys.modules.pop(module.__name__, None)
+
+
+@lru_cache(maxsize=1)
+def first_generator() -> types.ModuleType:
+    """The first generator as a module, for the pieces later sets reuse (the fork set's validation
+    takes its AST restructuring of the alternative body: ``_Restructure``, ``_guard_to_else``,
+    ``_rename_locals``, ``restructured``)."""
+    module = _compiled(first_generator_source())
+    sys.modules.pop(module.__name__, None)
+    return module

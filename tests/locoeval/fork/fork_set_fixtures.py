@@ -80,7 +80,7 @@ class TinyForkSet:
             ch = row["changes"][0]
             reqs.append({"req_id": f"R{i}", "namespace": f"tinyfork.mod.{name}", "completion_path": MOD,
                          "signature": f"def {name}(...):", "tests": TEST_IDS[name],
-                         "gt_items": [{"id": f"R{i}.I1", "text": ch["statement"]}],
+                         "gt_items": [{"id": f"R{i}.I1", "text": " ".join(c["statement"] for c in row["changes"])}],
                          "distractors": [{"id": f"R{i}.D1", "text": ch["public_statement"], "revised_by": f"R{i}.I1"}]})
             t = len(outline)
             outline += [{"turn": t + 1, "kind": "requirement", "req_id": f"R{i}", "brief": "Introduce.",
@@ -89,7 +89,7 @@ class TinyForkSet:
                          "brief": "Public behaviour.", "text": ch["public_statement"]},
                         {"turn": t + 3, "kind": "chat", "brief": "Chat.", "text": "OK, thanks."},
                         {"turn": t + 4, "kind": "revision", "req_id": f"R{i}", "item_ids": [f"R{i}.I1"],
-                         "brief": "The fork's decision.", "text": ch["revision"]}]
+                         "brief": "The fork's decisions.", "text": " ".join(c["revision"] for c in row["changes"])}]
         return {"id": sample_id, "subset": "multi-hop" if len(names) > 1 else "single-hop", "project_path": PROJECT,
                 "repo": {"provider": "local", "path": str(self.root)}, "target_docstrings": "remove",
                 "requirements": reqs, "outline": outline,
