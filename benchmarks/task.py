@@ -25,7 +25,7 @@ import abc
 import dataclasses
 import hashlib
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
@@ -138,20 +138,8 @@ class Benchmark(abc.ABC, Generic[SampleT, SharedT, SolvedT]):
                 for role, option in ROLE_OPTIONS.items()}
 
     def select(self, samples: Sequence[SampleT], *, ids: Sequence[str] | None, limit: int | None) -> list[SampleT]:
-        """Apply ``run.ids`` (file order kept; unknown ids are an error naming them) then ``run.limit``."""
-        chosen = list(samples)
-        if ids:
-            known = {self.sample_id(s) for s in chosen}
-            unknown = [i for i in ids if i not in known]
-            if unknown:
-                raise ConfigError(f"run.ids: unknown id(s) {unknown[:5]} (available e.g. {sorted(known)[:3]})")
-            wanted = set(ids)
-            chosen = [s for s in chosen if self.sample_id(s) in wanted]
-        if limit is not None:
-            if int(limit) < 0:
-                raise ConfigError(f"run.limit must be >= 0, got {limit}")
-            chosen = chosen[: int(limit)]
-        return chosen
+        """Apply ``run.ids`` then ``run.limit`` (:func:`select_samples`)."""
+        return select_samples(samples, ids=ids, limit=limit, id_of=self.sample_id)
 
     # ---- what a benchmark supplies
     @abc.abstractmethod
@@ -197,6 +185,28 @@ class Benchmark(abc.ABC, Generic[SampleT, SharedT, SolvedT]):
     def max_workers(self, cfg: Any) -> int | None:
         cap = cfg.benchmark.get("max_workers")
         return int(cap) if cap else None
+
+
+def select_samples(samples: Iterable[SampleT], *, ids: Iterable[str] | None, limit: int | None,
+                   id_of: Callable[[SampleT], str], error: type[Exception] = ConfigError,
+                   source: str | None = None) -> list[SampleT]:
+    """The samples ``ids`` names (file order kept; unknown ids are an ``error`` naming them and the
+    ``source`` file), then the first ``limit`` of them: the one meaning of ``run.ids`` / ``run.limit``."""
+    chosen = list(samples)
+    if ids:
+        wanted = [str(i) for i in ids]
+        known = {id_of(s) for s in chosen}
+        unknown = [i for i in wanted if i not in known]
+        if unknown:
+            where = f" in {source}" if source else ""
+            raise error(f"run.ids: unknown id(s) {unknown[:5]}{where} (available e.g. {sorted(known)[:3]})")
+        keep = set(wanted)
+        chosen = [s for s in chosen if id_of(s) in keep]
+    if limit is not None:
+        if int(limit) < 0:
+            raise error(f"run.limit must be >= 0, got {limit}")
+        chosen = chosen[: int(limit)]
+    return chosen
 
 
 def read_settings(cls: type[SettingsT], node: Any, *, prefix: str = "benchmark",

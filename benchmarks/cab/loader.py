@@ -16,12 +16,12 @@ Every error names the file, the line (or list index) and the field.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from benchmarks.task import select_samples
 from reconmem.platform import pyast
 from reconmem.platform.jsonfiles import iter_json_records
 
@@ -254,21 +254,11 @@ def load_issues(
         if unknown and not (wanted & known):
             raise CabDataError(f"benchmark.languages: {unknown} not in {path} (available: {sorted(known)})")
         issues = [i for i in issues if i.language in wanted]
-    if task_ids:
-        alias = {i.task_id: i for i in issues}
-        for i in issues:
-            for dup in i.duplicate_task_ids:
-                alias.setdefault(dup, i)
-        wanted_ids = [str(t) for t in task_ids]
-        missing = [t for t in wanted_ids if t not in alias]
-        if missing:
-            raise CabDataError(f"run.ids: unknown CAB task id(s) {missing[:5]} in {path} (e.g. {issues[0].task_id if issues else 'none'})")
-        keep = {alias[t].task_id for t in wanted_ids}
-        issues = [i for i in issues if i.task_id in keep]
-    if limit is not None:
-        if int(limit) < 0:
-            raise CabDataError(f"run.limit: must be >= 0, got {limit}")
-        issues = issues[: int(limit)]
+    if task_ids or limit is not None:
+        alias = {dup: i.task_id for i in issues for dup in i.duplicate_task_ids}
+        ids = [alias.get(str(t), str(t)) for t in task_ids] if task_ids else None
+        issues = select_samples(issues, ids=list(dict.fromkeys(ids)) if ids else None, limit=limit,
+                                id_of=lambda i: i.task_id, error=CabDataError, source=str(path))
     return issues
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.locoeval.schema import Sample, SampleError, parse_sample
+from benchmarks.task import select_samples
 from reconmem.platform.jsonfiles import iter_json_records
 
 # Files that may sit beside samples in a directory but are not samples.
@@ -112,7 +113,7 @@ def load_samples(source: str | Path, *, ids: Sequence[str] | None = None, limit:
             raise SampleError(f"{where}: sample {sample.id!r}: id: duplicate id (first at {seen[sample.id]})")
         seen[sample.id] = where
         samples.append(sample)
-    chosen = select(samples, ids=ids, limit=limit)
+    chosen = select_samples(samples, ids=ids, limit=limit, id_of=lambda s: s.id, error=SampleError)
     warn_shared_tasks(chosen, source=str(source))
     return chosen
 
@@ -135,23 +136,6 @@ def warn_shared_tasks(samples: Iterable[Sample], *, source: str = "") -> dict[tu
         warnings.warn(f"{source}: task {ns} is scored in {len(ids)} samples ({', '.join(ids)}); "
                       f"their results are not independent", SharedTaskWarning, stacklevel=3)
     return shared
-
-
-def select(samples: list[Sample], *, ids: Iterable[str] | None = None, limit: int | None = None) -> list[Sample]:
-    """Filter by ids (unknown ids are an error) and cut to ``limit``."""
-    if ids:
-        wanted = [str(i) for i in ids]
-        known = {s.id for s in samples}
-        missing = [i for i in wanted if i not in known]
-        if missing:
-            raise SampleError(f"run.ids: unknown sample ids {missing}; known: {sorted(known)[:10]}...")
-        keep = set(wanted)
-        samples = [s for s in samples if s.id in keep]
-    if limit is not None:
-        if int(limit) < 0:
-            raise SampleError(f"run.limit must be >= 0, got {limit}")
-        samples = samples[: int(limit)]
-    return samples
 
 
 def dump_samples(samples: Iterable[dict[str, Any]], path: str | Path) -> Path:

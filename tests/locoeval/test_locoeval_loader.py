@@ -64,7 +64,7 @@ def test_ids_limit_and_sources(tiny_repo, tmp_path):
     path = write_samples(tmp_path / "s.jsonl", [tiny_sample(tiny_repo, f"s{i}") for i in range(4)])
     assert [s.id for s in load_samples(path, limit=2)] == ["s0", "s1"]
     assert [s.id for s in load_samples(path, ids=["s3", "s1"])] == ["s1", "s3"]
-    with pytest.raises(SampleError, match="unknown sample ids"):
+    with pytest.raises(SampleError, match=r"run.ids: unknown id\(s\) \['nope'\]"):
         load_samples(path, ids=["nope"])
     (tmp_path / "list.json").write_text(json.dumps([tiny_sample(tiny_repo, "j")]))
     assert [s.id for s in load_samples(tmp_path / "list.json")] == ["j"]
