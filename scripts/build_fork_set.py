@@ -6,7 +6,7 @@
     python -m scripts.build_fork_set counts [--out FILE]
     python -m scripts.build_fork_set show NAMESPACE [--out FILE]
     python -m scripts.build_fork_set ship --screen FILE [--set-dir DIR] [--deveval-data FILE]
-    python -m scripts.build_fork_set compose --screen FILE [--seed N] [--set-dir DIR] [--deveval-data FILE]
+    python -m scripts.build_fork_set compose --screen FILE [--seed N] [--set-dir DIR] [--deveval-data FILE] [--no-check]
 
 ``screen`` appends one JSON line per task to ``--out`` (default ``<cache>/locoeval_fork/screen.jsonl``)
 and skips the tasks already there, so an interrupted screening resumes by running the same command.
@@ -23,8 +23,8 @@ task's latest row for review: its changes with the user's statements, the test d
 ``benchmarks/locoeval/fork/set/``): ``forks.jsonl``, ``deveval_tasks.jsonl``, ``SOURCE.md``
 (``benchmarks/locoeval/fork/ship.py``).
 ``compose`` writes the conversations of those tasks into the set directory: ``samples.jsonl``,
-``samples.verification.jsonl``, ``generation.json`` (seeded, deterministic;
-``benchmarks/locoeval/fork/compose.py``).
+``samples.verification.jsonl``, ``generation.json`` (seeded, deterministic; a counterfactual distractor
+whose body passes the fork's tests is left out unless ``--no-check``; ``benchmarks/locoeval/fork/compose.py``).
 What, how and what remains: ``benchmarks/locoeval/fork/__init__.py``.
 """
 
@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     cp.add_argument("--deveval-data", type=Path, default=os.environ.get("RECONMEM_DEVEVAL_DATA"),
                     help="DevEval data.jsonl for tasks outside v2 (default: $RECONMEM_DEVEVAL_DATA)")
     cp.add_argument("--manifest", type=Path, default=None, help="pypi_sources.json (default: the shipped one)")
+    cp.add_argument("--no-check", action="store_true",
+                    help="do not run the counterfactual distractors' bodies against the fork's tests")
     args = ap.parse_args(argv)
     if args.command == "ship":
         return ship_command(args)
@@ -157,11 +159,12 @@ def compose_command(args: argparse.Namespace) -> int:
 
     try:
         gen = build(args.screen, seed=args.seed, out_dir=args.set_dir or SET_DIR, manifest=args.manifest,
-                    deveval_data=args.deveval_data)
+                    deveval_data=args.deveval_data, check=not args.no_check)
     except (ComposeError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps({k: gen[k] for k in ("validated", "composed", "distractor_modes", "statistics")}, indent=1))
+    print(json.dumps({k: gen[k] for k in ("validated", "composed", "distractor_modes", "counterfactuals_rejected",
+                                          "statistics")}, indent=1))
     return 0
 
 

@@ -15,8 +15,9 @@ Per task (one DevEval target of a fork):
   change's site (the prior and the early statement agree; only memory of the revision wins) -- for
   at most half of the set's tasks -- or another plausible value for that site (a counterfactual of
   the fork: another scale or bound, another separator, ``.title()`` for a case, no sorting for a sort
-  order, a sibling exception class). Tasks that only admit a public distractor beyond the half are
-  left out (``generation.json`` says which);
+  order, a sibling exception class) whose body fails the fork's tests (run and cached when
+  ``forks.jsonl`` is beside the samples; ``--no-check`` skips it). Tasks that only admit a public
+  distractor beyond the half are left out (``generation.json`` says which);
 - a ``retrospective`` recap; ``noise`` and ``chat`` fillers (``verified.compose``) bring a sample to a
   seeded length in 30-69 turns.
 
@@ -44,7 +45,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from benchmarks.locoeval.fork.catalogue import (CATALOGUE_VERSION, CatalogueError, ExceptionFamily, ForkChange, Target,
                                                 apply_changes)
@@ -178,6 +179,7 @@ class Prepared:
     edits: list[dict[str, str]]
     options: dict[int, list[Claim]]             # change index -> distractor claims (public first)
     distractor: tuple[int, Claim] | None = None
+    rejected: list[dict[str, str]] = field(default_factory=list)   # counterfactuals the fork's tests do not catch
 
     @property
     def namespace(self) -> str:
@@ -224,8 +226,13 @@ def target_of(inp: TaskInput, family: ExceptionFamily | None = None) -> Target:
                   exceptions=family or ExceptionFamily())
 
 
-def prepare(inp: TaskInput, project: ProjectInput, rng: random.Random) -> Prepared:
-    """Changes, fork body check, requirement edits and distractor options of one task (ComposeError: drop)."""
+DistractorCheck = Callable[[str, str], bool]      # (namespace, body) -> the body fails the fork's tests
+
+
+def prepare(inp: TaskInput, project: ProjectInput, rng: random.Random,
+            fails: DistractorCheck | None = None) -> Prepared:
+    """Changes, fork body check, requirement edits and distractor options of one task (ComposeError: drop).
+    ``fails``: a counterfactual whose body does not fail the fork's tests is no distractor (left out)."""
     row = inp.row
     changes = [ForkChange.from_record(c) for c in row["changes"]]
     target = target_of(inp, project.exceptions)
@@ -237,6 +244,7 @@ def prepare(inp: TaskInput, project: ProjectInput, rng: random.Random) -> Prepar
         raise ComposeError(f"{row['namespace']}: the changes applied to {row['file']} do not give the row's fork_body")
     requirement, edits = edit_requirement(inp.record, changes)
     options: dict[int, list[Claim]] = {}
+    rejected: list[dict[str, str]] = []
     for i, ch in enumerate(changes):
         others = [c for c in changes if c is not ch]
         public = Claim(ch.public_value, ch.fragment, apply_changes(target, others), "public")
@@ -247,9 +255,13 @@ def prepare(inp: TaskInput, project: ProjectInput, rng: random.Random) -> Prepar
             body = apply_changes(target, others + [dataclasses.replace(ch, fork_text=alt_text)])
             frag = _fragment_with(ch, alt_text)
             if frag and body not in (fork_body, public.body) and _parses(body):
-                opts.append(Claim(alt_value, frag, body, "counterfactual"))
+                if fails is None or fails(row["namespace"], body):
+                    opts.append(Claim(alt_value, frag, body, "counterfactual"))
+                else:
+                    rejected.append({"namespace": row["namespace"], "change": ch.key, "value": alt_value,
+                                     "reason": "its body passes the fork's tests"})
         options[i] = opts
-    return Prepared(inp, project, changes, requirement, edits, options)
+    return Prepared(inp, project, changes, requirement, edits, options, rejected=rejected)
 
 
 def _parses(body: str) -> bool:
@@ -274,7 +286,8 @@ def _fragment_with(ch: ForkChange, text: str) -> str | None:
 def counterfactual(ch: ForkChange, family: ExceptionFamily, target: Target,
                    rng: random.Random) -> tuple[str, str] | None:
     """``(source text, value words)`` of another plausible value at the change's site (None: the kind has
-    no third value: a flag, a side, a strictness, an order, a bool default, a membership)."""
+    no third value here: a flag, a side, a strictness, an order, a bool default, a membership, a missing
+    test, an empty guard, a key, a base, a rounding)."""
     if ch.kind in ("scale", "bound", "default"):
         try:
             pv, fv = ast.literal_eval(ch.public_text), ast.literal_eval(ch.fork_text)
@@ -296,6 +309,9 @@ def counterfactual(ch: ForkChange, family: ExceptionFamily, target: Target,
         return _string_counterfactual(ch, rng)
     if ch.kind == "case" and ch.fork_text in ("upper", "lower"):
         return "title", ".title()"
+    if ch.kind == "strip" and {ch.public_text, ch.fork_text} < {"strip", "rstrip", "lstrip"}:
+        other = ({"strip", "rstrip", "lstrip"} - {ch.public_text, ch.fork_text}).pop()
+        return other, f".{other}()"
     if ch.kind == "sort":
         m = re.fullmatch(r"sorted\((.*), reverse=True\)", ch.fork_text)
         inner = m.group(1) if m else ""
@@ -464,7 +480,9 @@ def what(kind: str, value: str) -> str:
             "format": f"the format is {value}", "default": f"the fallback is {value}", "flag": f"it passes `{value}`",
             "membership": f"the accepted values are `{value}`", "case": f"it uses `{value}`",
             "side": f"it uses `{value}`", "encoding": f"the encoding is {value}",
-            "exception": f"it raises `{value}`"}.get(kind, f"it is {value}")
+            "exception": f"it raises `{value}`", "missing": f"the test for a missing value is `{value}`",
+            "empty": f"the guard returns {value}", "strip": f"it uses `{value}`", "key": f"the key is {value}",
+            "base": f"the count is `{value}`", "rounding": f"the rounding is `{value}`"}.get(kind, f"it is `{value}`")
 
 
 def detail_text(fn: str, kind: str, claim: Claim, rng: random.Random) -> str:
@@ -629,15 +647,17 @@ def _sample_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name.lower())
 
 
-def compose_set(tasks: list[TaskInput], projects: dict[str, ProjectInput], seed: int = 0
+def compose_set(tasks: list[TaskInput], projects: dict[str, ProjectInput], seed: int = 0,
+                fails: DistractorCheck | None = None
                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-    """Samples, verification rows and a report (``dropped`` tasks with reasons, public share) of a set."""
+    """Samples, verification rows and a report (``dropped`` tasks with reasons, public share, the
+    counterfactuals ``fails`` rejected) of a set."""
     dropped: list[dict[str, str]] = []
     prepared: list[Prepared] = []
     for inp in sorted(tasks, key=lambda t: t.row["namespace"]):
         ns = inp.row["namespace"]
         try:
-            p = prepare(inp, projects[inp.row["project_path"]], random.Random(f"{seed}:{ns}:alt"))
+            p = prepare(inp, projects[inp.row["project_path"]], random.Random(f"{seed}:{ns}:alt"), fails)
         except ComposeError as exc:
             dropped.append({"namespace": ns, "reason": str(exc)})
             continue
@@ -659,7 +679,9 @@ def compose_set(tasks: list[TaskInput], projects: dict[str, ProjectInput], seed:
     modes = [d["mode"] for v in verification for d in v["distractors"].values()]
     report = {"validated": len(tasks), "composed": len(verification), "dropped": dropped,
               "distractor_modes": {m: modes.count(m) for m in sorted(set(modes))},
-              "requirement_edits": sum(len(v["requirement_edits"]) for v in verification)}
+              "requirement_edits": sum(len(v["requirement_edits"]) for v in verification),
+              "distractor_check": "not run" if fails is None else "counterfactual bodies run against the fork's tests",
+              "counterfactuals_rejected": [r for p in prepared for r in p.rejected]}
     return samples, verification, report
 
 
@@ -716,9 +738,57 @@ def _versions(rows: list[dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+class ForkTestCheck:
+    """``(namespace, body) -> fails``: the body in its target, the fork's tests of ``forks.jsonl`` run by the
+    local executor (``fork.judge.run_fork_body``); outcomes cached by project, fork tests and body sha256
+    (``verified.screening.OutcomeCache``), so a rerun runs nothing again. A timeout is no failure."""
+
+    def __init__(self, forks: dict[str, Any], cache: Path, *, manifest: Path | None = None,
+                 timeout_s: float = 180.0) -> None:
+        from benchmarks.deveval.tasks import load_manifest
+        from benchmarks.locoeval.verified.screening import OutcomeCache
+        from benchmarks.sandbox import build_executor
+
+        self.forks = forks
+        self.cache = OutcomeCache(cache)
+        self.manifest = load_manifest(manifest)
+        self.executor = build_executor({"name": "local", "timeout_s": timeout_s})
+        self.timeout_s = timeout_s
+        self.projects: dict[str, tuple[Path, Any]] = {}
+        self.runs = 0
+
+    def _project(self, path: str) -> tuple[Path, Any]:
+        from benchmarks.deveval.providers import get_snapshot
+        from benchmarks.deveval.tasks import env_spec_for
+
+        if path not in self.projects:
+            entry = self.manifest.project(path)
+            env = env_spec_for(entry)
+            self.executor.prepare(env)
+            self.projects[path] = (Path(get_snapshot(entry.repo_spec(), manifest=self.manifest)), env)
+        return self.projects[path]
+
+    def __call__(self, namespace: str, body: str) -> bool:
+        from benchmarks.locoeval.fork.judge import run_fork_body
+
+        rec = self.forks[namespace]
+        tests = hashlib.sha256("".join(t.fork_sha256 for _, t in sorted(rec.tests.items())).encode()).hexdigest()
+        scope = f"{rec.project_path}@{rec.version}:{tests[:16]}"
+        hit = self.cache.get(scope, namespace, body)
+        if hit is None:
+            root, env = self._project(rec.project_path)
+            hit = run_fork_body(self.executor, root, env, [rec], rec, body, timeout_s=self.timeout_s,
+                                label="distractor").outcome
+            self.runs += 1
+            self.cache.put(scope, namespace, body, hit)
+        return hit in ("fail", "error")
+
+
 def build(screen: Path, *, seed: int = 0, out_dir: Path = SET_DIR, manifest: Path | None = None,
-          deveval_data: Path | None = None) -> dict[str, Any]:
-    """Compose the set from a screening file into ``out_dir``; returns generation.json's content."""
+          deveval_data: Path | None = None, check: bool = True, check_cache: Path | None = None) -> dict[str, Any]:
+    """Compose the set from a screening file into ``out_dir``; returns generation.json's content.
+    ``check`` (with ``forks.jsonl`` in ``out_dir``): counterfactual distractors whose body passes the
+    fork's tests are left out (:class:`ForkTestCheck`, cached in ``check_cache``)."""
     from benchmarks.locoeval.loader import dump_samples
     from benchmarks.records import atomic_write_json, write_jsonl
 
@@ -734,7 +804,13 @@ def build(screen: Path, *, seed: int = 0, out_dir: Path = SET_DIR, manifest: Pat
     for t in tasks:
         if shipped is not None:
             t.test_ids = list(shipped[t.row["namespace"]].test_ids)
-    samples, verification, report = compose_set(tasks, projects, seed)
+    fails = None
+    if check and shipped is not None:
+        from reconmem.platform.downloads import cache_root
+
+        fails = ForkTestCheck(shipped, check_cache or cache_root() / SET_NAME / "distractor_outcomes.jsonl",
+                              manifest=manifest)
+    samples, verification, report = compose_set(tasks, projects, seed, fails)
     report["dropped"] = not_shipped + report["dropped"]
     out.mkdir(parents=True, exist_ok=True)
     dump_samples(samples, out / "samples.jsonl")

@@ -65,7 +65,7 @@ FUNCS = ("label", "shout", "head", "small", "ordered", "pad", "listing", "keys")
 
 def _row(project: str, name: str, module: str = MODULE) -> tuple[dict, dict]:
     target = Target.of_function(module, name, module_rel="pkg/mod.py")
-    changes = propose(target)[:1]
+    changes = [c for c in propose(target) if c.kind != "strip"][:1]
     assert changes, name
     row = {"namespace": f"pkg.mod.{name}", "project_path": project, "version": "1.0", "file": "pkg/mod.py",
            "signature_line": target.func.lineno, "body_start": target.body_start, "body_end": target.body_end,
@@ -76,6 +76,13 @@ def _row(project: str, name: str, module: str = MODULE) -> tuple[dict, dict]:
               "requirement": {"Functionality": f"The function {name}. It converts the text to lowercase.",
                               "Arguments": ":param x: the input."}}
     return row, record
+
+
+def test_a_strip_change_has_the_third_side_as_its_counterfactual():
+    target = Target.of_function(MODULE, "shout")
+    strip = next(c for c in propose(target) if c.kind == "strip")
+    alt = C.counterfactual(strip, C.ExceptionFamily(), target, __import__("random").Random(0))
+    assert alt is not None and alt[0] not in (strip.public_text, strip.fork_text) and alt[0].endswith("strip")
 
 
 def _inputs(n_projects: int = 3):
@@ -229,6 +236,24 @@ def test_public_share_is_kept_by_leaving_tasks_out():
     assert modes.count("public") <= len(modes) // 2
     assert report["dropped"] and all("public share" in d["reason"] for d in report["dropped"])
     assert report["composed"] + len(report["dropped"]) == len(tasks + extra)
+
+
+def test_a_counterfactual_the_fork_tests_do_not_catch_is_no_distractor():
+    """A scripted check (no test run) that says every ``.title()`` body passes the fork's tests."""
+    tasks, projects = _inputs(2)
+    seen = []
+
+    def fails(namespace: str, body: str) -> bool:
+        seen.append(namespace)
+        return ".title()" not in body
+
+    samples, verification, report = C.compose_set(tasks, projects, seed=3, fails=fails)
+    values = [d["value"] for v in verification for d in v["distractors"].values()]
+    assert ".title()" not in values and seen
+    assert {r["value"] for r in report["counterfactuals_rejected"]} == {".title()"}
+    assert report["distractor_check"] != "not run"
+    plain = C.compose_set(*_inputs(2), seed=3)[1]
+    assert ".title()" in [d["value"] for v in plain for d in v["distractors"].values()]
 
 
 def test_validated_rows_take_the_newest_version_and_the_latest_row(tmp_path):
