@@ -55,7 +55,7 @@ def cab_records(runs: Any, benchmark: str | None = None) -> list[dict[str, Any]]
         needs_ledger = (r.get("status") in ("ok", "judge_error", "error") and
                         (not isinstance(r.get("tokens"), dict) or not isinstance(r.get("costs"), dict)))
         if needs_ledger:
-            events = s.ledger()
+            events = s.dir.ledger()
             if not isinstance(r.get("tokens"), dict) and events:
                 r["tokens"] = issue_tokens(events)
             if not isinstance(r.get("costs"), dict):

@@ -25,7 +25,7 @@ from typing import Any
 from benchmarks import records as rec
 from benchmarks.analysis import labels
 from benchmarks.analysis.run_records import LOCOEVAL, RunRecord, SampleRecord, config_section
-from benchmarks.records import RecordError, RunDir
+from benchmarks.records import RecordError
 
 
 def _placeholder_tasks(n: int) -> list[dict[str, Any]]:
@@ -117,7 +117,7 @@ class CountedRuns:
                 if sid in recorded:
                     continue
                 result = dict(rec.missing_result({**entry, "sample_id": sid}))
-                out[(*key, sid)] = SampleRecord(run=run, path=RunDir(run.path).sample(sid).path, result=result)
+                out[(*key, sid)] = SampleRecord(run=run, dir=run.dir.sample(sid), result=result)
         return list(out.values())
 
     def _legacy_selection(self, run: RunRecord, recorded: set[str], others: dict[str, SampleRecord]
@@ -199,7 +199,7 @@ class CountedRuns:
         tasks = s.result.get("tasks")
         if s.ok:
             if not isinstance(tasks, list):
-                raise RecordError(f"{s.path / rec.RESULT}: status ok but no 'tasks' list")
+                raise RecordError(f"{s.dir.file(rec.RESULT)}: status ok but no 'tasks' list")
             return tasks
         if isinstance(tasks, list) and tasks:
             return [{**t, "passed": False, "outcome": t.get("outcome") or "not_run"} for t in tasks]
@@ -210,7 +210,7 @@ class CountedRuns:
                     for t in borrowed]
         n = s.result.get("n_tasks")
         if n is None:
-            msg = f"{s.path / rec.RESULT}: {s.status} sample records neither 'tasks' nor 'n_tasks'; it counts 0 tasks"
+            msg = f"{s.dir.file(rec.RESULT)}: {s.status} sample records neither 'tasks' nor 'n_tasks'; it counts 0 tasks"
             if msg not in self.warnings:
                 self.warnings.append(msg)
             return []

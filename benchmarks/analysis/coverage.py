@@ -46,7 +46,7 @@ def coverage_frame(samples: Iterable[Any]) -> "Any":
     for s in samples:
         if not s.ok:
             continue
-        cov = s.coverage()
+        cov = s.dir.coverage()
         if not cov:
             continue
         for entry in cov.get("task_runs") or []:

@@ -60,7 +60,7 @@ class RunFrames(CountedRuns):
             tasks = self.sample_tasks(s, known)
             for t in tasks:
                 if "req_id" not in t or (s.ok and "passed" not in t):
-                    raise RecordError(f"{s.path / rec.RESULT}: task without 'req_id'/'passed': {t}")
+                    raise RecordError(f"{s.dir.file(rec.RESULT)}: task without 'req_id'/'passed': {t}")
                 rows.append({
                     "benchmark": s.run.benchmark, "backbone": s.run.backbone, "method": s.run.method,
                     "run_id": s.run.run_id, "repeat": s.run.repeat, "sample_id": s.sample_id, "subset": r.get("subset"),
@@ -82,7 +82,7 @@ class RunFrames(CountedRuns):
         for s in self.merged_samples(benchmark):
             if (ok_only and not s.ok) or (methods is not None and s.run.method not in methods):
                 continue
-            for ev in s.ledger():
+            for ev in s.dir.ledger():
                 rows.append({**ev, "benchmark": s.run.benchmark, "backbone": s.run.backbone,
                              "method": s.run.method, "sample_id": s.sample_id,
                              "subset": s.result.get("subset")})

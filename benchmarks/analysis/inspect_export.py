@@ -322,7 +322,7 @@ def _model_role(event: Mapping[str, Any]) -> str | None:
 def _task_scores(runs: RunSet, s: SampleRecord, known: dict[Any, Any]) -> dict[str, Any]:
     from inspect_ai.scorer import CORRECT, INCORRECT, Score
 
-    tests = {t.get("req_id"): t for t in (rec.SampleDir(s.path).json(rec.TESTS) or []) if isinstance(t, Mapping)}
+    tests = {t.get("req_id"): t for t in (s.dir.json(rec.TESTS) or []) if isinstance(t, Mapping)}
     scores: dict[str, Any] = {}
     for task in runs.sample_tasks(s, known):
         passed = bool(task.get("passed")) and s.ok
@@ -342,7 +342,7 @@ def _task_scores(runs: RunSet, s: SampleRecord, known: dict[Any, Any]) -> dict[s
 def _cab_scores(s: SampleRecord) -> dict[str, Any]:
     from inspect_ai.scorer import Score
 
-    judgment = rec.SampleDir(s.path).json(rec.JUDGMENT) or {}
+    judgment = s.dir.json(rec.JUDGMENT) or {}
     r = s.result
     verdict = r.get("verdict") if s.ok else "INCORRECT"
     explanation = str(judgment.get("reasoning") or judgment.get("key_issues") or "")
@@ -361,7 +361,7 @@ def _error(s: SampleRecord) -> Any:
         text = str(s.result.get("error") or "no result.json (the sample never finished)")
         return EvalError(message=f"missing: {text}; its tasks count as failed", traceback=text, traceback_ansi=text)
     if s.errored:
-        trace = (s.path / rec.ERROR).read_text(encoding="utf-8") if (s.path / rec.ERROR).is_file() else ""
+        trace = s.dir.file(rec.ERROR).read_text(encoding="utf-8") if s.dir.file(rec.ERROR).is_file() else ""
         text = str(s.result.get("error") or s.status)
         return EvalError(message=f"{s.status}: {text}", traceback=trace or text, traceback_ansi=trace or text)
     return None
@@ -374,9 +374,9 @@ def eval_sample(runs: RunSet, s: SampleRecord, *, excluded: Mapping[str, str], k
     from inspect_ai.model import ModelOutput
 
     family = s.run.family
-    conversation = s.conversation() if s.path.is_dir() else []
-    ledger = s.ledger() if s.path.is_dir() else []
-    contexts = s.contexts() if s.path.is_dir() else []
+    conversation = s.dir.conversation() if s.dir.path.is_dir() else []
+    ledger = s.dir.ledger() if s.dir.path.is_dir() else []
+    contexts = s.dir.contexts() if s.dir.path.is_dir() else []
     messages = conversation_messages(conversation)
     first_user = next((_text(m.content) for m in messages if m.role == "user"), "")
     events = model_events(family, ledger, contexts, conversation, start=start)
@@ -419,7 +419,7 @@ def _started(run: RunRecord) -> datetime:
     try:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        when = datetime.fromtimestamp(rec.RunDir(run.path).samples_path.stat().st_mtime, tz=timezone.utc)
+        when = datetime.fromtimestamp(run.dir.samples_path.stat().st_mtime, tz=timezone.utc)
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 

@@ -81,7 +81,7 @@ def load_runs(paths: str | Path | Iterable[str | Path]) -> RunSet:
                                        f"the manifest's selection ignored: {', '.join(ignored[:5])}")
         for s in r.samples:
             if Status.parse(s.status).unfinished:
-                runset.warnings.append(f"{s.path}: status {s.status}: counted as failed (missing); resume the run")
+                runset.warnings.append(f"{s.dir.path}: status {s.status}: counted as failed (missing); resume the run")
         if selection is not None:
             extra = sorted({s.sample_id for s in r.samples} - set(selection))
             if extra:

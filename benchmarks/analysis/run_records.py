@@ -30,15 +30,16 @@ def config_section(config: dict[str, Any], name: str) -> dict[str, Any]:
 
 @dataclass
 class SampleRecord:
-    """One sample (LoCoEval conversation or CAB issue) of one run."""
+    """One sample (LoCoEval conversation or CAB issue) of one run: the :class:`benchmarks.records.SampleDir`
+    its run directory returned (``dir``: its files, read through it as they are) and its result."""
 
     run: "RunRecord"
-    path: Path
+    dir: SampleDir
     result: dict[str, Any]
 
     @property
     def sample_id(self) -> str:
-        return str(self.result.get("sample_id") or self.result.get("task_id") or self.path.name)
+        return str(self.result.get("sample_id") or self.result.get("task_id") or self.dir.name)
 
     @property
     def status(self) -> str:
@@ -73,26 +74,9 @@ class SampleRecord:
         """Enters the scores (before benchmark-wide exclusions): ok, errored or missing."""
         return self.kind != "excluded"
 
-    @property
-    def records(self) -> SampleDir:
-        return SampleDir(self.path)
-
-    def ledger(self) -> list[dict[str, Any]]:
-        return self.records.ledger()
-
-    def contexts(self) -> list[dict[str, Any]]:
-        return self.records.contexts()
-
-    def conversation(self) -> list[dict[str, Any]]:
-        return self.records.conversation()
-
-    def coverage(self) -> dict[str, Any] | None:
-        """The coverage judge's output for this sample (written by ``scripts/coverage.py``)."""
-        return self.records.coverage()
-
     @cached_property
     def token_summary(self) -> dict[str, float]:
-        out = summarise_events(self.ledger())
+        out = summarise_events(self.dir.ledger())
         if not out["n_events"] and self.result.get("cost_usd") is not None:
             out["cost_usd_all"] = float(self.result.get("cost_usd") or 0.0)  # no ledger: the result's total
         return out
@@ -100,8 +84,10 @@ class SampleRecord:
 
 @dataclass
 class RunRecord:
-    """One run directory ``results/<benchmark>/<backbone>/<method>/<run_id>/`` (all its shards)."""
+    """One run directory ``results/<benchmark>/<backbone>/<method>/<run_id>/`` (all its shards):
+    ``dir`` is the :class:`benchmarks.records.RunDir` it was read through."""
 
+    dir: RunDir
     path: Path
     benchmark: str
     backbone: str
@@ -177,7 +163,7 @@ def load_run(path: str | Path) -> RunRecord:
     labels.remember_label("method", method, manifest.get("method_label") or config_section(config, "method").get("label"))
     labels.remember_label("backbone", backbone, config_section(config, "backbone").get("label") or mlabels.get("backbone"))
     models = manifest["models"]
-    run = RunRecord(path=path, benchmark=benchmark, backbone=backbone, method=method, run_id=run_id,
+    run = RunRecord(dir=run_dir, path=path, benchmark=benchmark, backbone=backbone, method=method, run_id=run_id,
                     family=str(manifest["family"]), config=config, manifest=manifest, summary=summary,
                     shards=run_dir.shard_manifests(), backbone_name=backbone, problems=list(run_dir.problems),
                     models={"backbone": models.get("backbone"), "user": models.get("user"),
@@ -187,5 +173,5 @@ def load_run(path: str | Path) -> RunRecord:
         if result is None:
             run.unfinished.append(d.name)
             continue
-        run.samples.append(SampleRecord(run=run, path=d.path, result=result))
+        run.samples.append(SampleRecord(run=run, dir=d, result=result))
     return run

@@ -29,7 +29,7 @@ def retrieved_items(samples: Iterable[Any], *, methods: Sequence[str] = ("reconm
         if not s.ok or s.run.method not in methods:
             continue
         seen: set[tuple[str, str, str]] = set()
-        for row in s.contexts():
+        for row in s.dir.contexts():
             if phases is not None and row.get("phase") not in phases:
                 continue
             context = row.get("context") or {}
