@@ -437,6 +437,18 @@ def _edit_for(ch: ForkChange, text: str) -> str:
             a, b = hits[0]
             return text[:a] + _COMPARISON_WORDS[fork][0] + text[b:]
         return text
+    if k == "rounding" and {ch.public_value, ch.fork_value} == {"floor()", "ceil()"}:
+        text = _swap_words(text, "floor", "ceiling")
+        return re.sub(r"\b(round(?:s|ed|ing)?) (up|down)\b",
+                      lambda m: f"{m.group(1)} {'down' if m.group(2) == 'up' else 'up'}", text, flags=re.I)
+    if k == "base" and {ch.public_value, ch.fork_value} == {"0", "1"}:
+        text = _swap_words(text, "zero-based", "one-based")
+        return re.sub(r"\b((?:starting|starts|start|counting|numbered) (?:from|at)) (0|1|zero|one)\b",
+                      lambda m: f"{m.group(1)} {dict(zip('01', '10')).get(m.group(2), 'one' if m.group(2) == 'zero' else 'zero')}",
+                      text, flags=re.I)
+    if k == "strip" and ch.fork_value in (".rstrip()", ".lstrip()") and ch.public_value == ".strip()":
+        side = "trailing" if ch.fork_value == ".rstrip()" else "leading"
+        return re.sub(r"\bleading and trailing\b|\btrailing and leading\b", side, text, flags=re.I)
     if k == "separator":
         try:
             pv, fv = ast.literal_eval(ch.public_text).strip(), ast.literal_eval(ch.fork_text).strip()

@@ -222,6 +222,22 @@ def test_requirement_edits_by_kind():
     assert len(edits) == 6 and edits[0]["why"].startswith("a doctest example")
 
 
+def test_requirement_edits_of_the_newer_kinds():
+    from benchmarks.locoeval.fork.catalogue import ForkChange
+
+    def ch(kind, pv, fv):
+        return ForkChange(kind=kind, key=f"{kind}:1:0", lines=[1, 1], start=0, end=1, public_text="a",
+                          fork_text="b", public_value=pv, fork_value=fv, fragment="x", fork_fragment="y")
+
+    req = {"requirement": {"Functionality": "Pages are rounded up to the ceiling, numbered starting from 0, "
+                                            "with leading and trailing spaces removed.", "Arguments": ""}}
+    texts, edits = C.edit_requirement(req, [ch("rounding", "ceil()", "floor()"), ch("base", "0", "1"),
+                                            ch("strip", ".strip()", ".rstrip()")])
+    assert texts["Functionality"] == ("Pages are rounded down to the floor, numbered starting from 1, "
+                                      "with trailing spaces removed.")
+    assert len(edits) == 3
+
+
 def test_public_share_is_kept_by_leaving_tasks_out():
     """Tasks that only admit a public distractor beyond half of the set are left out, with a reason."""
     tasks, projects = _inputs(1)
