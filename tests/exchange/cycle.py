@@ -44,7 +44,7 @@ def compose(overrides: Sequence[str]) -> Any:
 def demo_overrides(results: Path, cache: Path, method: str, run_id: str, *extra: str) -> list[str]:
     """The one-task demo with the scripted replies and evaluator (method ``method``)."""
     return ["experiment=demo", "benchmark=demo_one_task", f"method={method}", f"backbone.model={SCRIPT}",
-            "benchmark.evaluator=scripted_exchange.fake_evaluate", f"run.results_dir={results}",
+            "benchmark.evaluator=demo_replies.fake_evaluate", f"run.results_dir={results}",
             f"cache.dir={cache}", "benchmark.progress=false", f"run.run_id={run_id}", *extra]
 
 

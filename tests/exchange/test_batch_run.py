@@ -38,7 +38,7 @@ def server(monkeypatch):
 def test_a_run_answered_through_the_batch_api_finishes_and_pays_each_request_once(server, tmp_path, capsys):
     cache = cycle.fresh_llm_cache(tmp_path)
     overrides = ["benchmark=demo_one_task", "method=reconmem", "backbone=gpt5_mini", ANSWERER,
-                 "benchmark.evaluator=scripted_exchange.fake_evaluate", f"run.results_dir={tmp_path / 'results'}",
+                 "benchmark.evaluator=demo_replies.fake_evaluate", f"run.results_dir={tmp_path / 'results'}",
                  f"cache.dir={cache}", "benchmark.progress=false", "run.run_id=batch"]
     cfg = cycle.compose(overrides)
     purposes: dict[str, str] = {}  # the stand-in sees provider bodies; the scripted replies key on the purpose

@@ -48,7 +48,7 @@ def test_packets_answered_separately_finish_both_brackets(tmp_path, capsys):
 
     cache = cycle.fresh_llm_cache(tmp_path / "c")
     common = ["benchmark=demo", "backbone.model=scripted/scripted_exchange:reply",
-              "benchmark.evaluator=scripted_exchange.fake_evaluate", f"run.results_dir={tmp_path}",
+              "benchmark.evaluator=demo_replies.fake_evaluate", f"run.results_dir={tmp_path}",
               f"cache.dir={cache}", "benchmark.progress=false"]
     assert brackets([*common, "backbone=local"]) == 0
     exchange_args = ["backbone=exchange", "backbone.context_window=32768"]

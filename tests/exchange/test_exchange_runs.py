@@ -234,7 +234,7 @@ def test_brackets_through_the_exchange_finish_in_one_cycle(tmp_path, cache, caps
     from scripts.exchange import main as exchange_main
 
     common = ["benchmark=demo", "backbone.model=scripted/scripted_exchange:reply",
-              "benchmark.evaluator=scripted_exchange.fake_evaluate", f"run.results_dir={tmp_path}",
+              "benchmark.evaluator=demo_replies.fake_evaluate", f"run.results_dir={tmp_path}",
               f"cache.dir={cache}", "benchmark.progress=false"]
     assert main([*common, "backbone=local"]) == 0
     exchange = ["backbone=exchange", "backbone.context_window=32768"]  # the direct run's window (conf/backbone/local.yaml)

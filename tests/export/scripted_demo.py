@@ -2,40 +2,28 @@
 
 ``backbone.model=scripted/scripted_demo:reply`` on the demo samples: ReConMem's memory calls get
 well-formed JSON, the preparation turns a short acknowledgement, and the task replies pass the
-first task of each sample (``fake_evaluate``: a reply containing ``return a + b`` passes).
+first task of each sample (``demo_replies.fake_evaluate``: a reply containing ``return a + b`` passes).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from demo_replies import acknowledgement, last_user, memory_reply
 
 PASSING = "```python\ndef f(a, b):\n    return a + b\n```"
 FAILING = "```python\ndef f():\n    return None\n```"
 
 
-def _last_user(messages: list[dict[str, Any]]) -> str:
-    return next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "user"), "")
-
-
 def reply(messages: list[dict[str, Any]], purpose: str) -> str:
-    text = _last_user(messages)
-    snippet = " ".join(text.split())[:160]
-    if purpose == "memory_sketching":
-        return json.dumps({"memories": [{"text": snippet or "nothing", "anchors": []}]})
-    if purpose == "memory_update":
-        return json.dumps({"action": "INSERT", "target": None, "text": None, "keep_new": True, "relations": []})
+    text = last_user(messages)
+    memory = memory_reply(text, purpose)
+    if memory is not None:
+        return memory
     if purpose == "task_generation":
         first = any(name in text for name in ("`clamp`", "`is_uuid`", "`total_seconds`"))
         return PASSING if first else FAILING
-    return "Noted: " + snippet[:40]
-
-
-def fake_evaluate(namespace: str, reply_text: str, **_: Any) -> dict[str, Any]:
-    passed = "return a + b" in reply_text
-    return {"outcome": "pass" if passed else "fail", "passed": passed, "seconds": 0.0,
-            "log": "scripted evaluator: " + ("1 passed" if passed else "AssertionError: 1 failed"),
-            "completion": reply_text}
+    return acknowledgement(text)
 
 
 def run_demo(results: str, methods: tuple[str, ...] = ("full", "reconmem")) -> list[dict[str, Any]]:
@@ -52,7 +40,7 @@ def run_demo(results: str, methods: tuple[str, ...] = ("full", "reconmem")) -> l
         with initialize_config_dir(config_dir=conf, version_base="1.3"):
             cfg = compose("config", overrides=[
                 "experiment=demo", f"method={method}", "backbone.model=scripted/scripted_demo:reply",
-                "benchmark.evaluator=scripted_demo.fake_evaluate", f"run.results_dir={results}",
+                "benchmark.evaluator=demo_replies.fake_evaluate", f"run.results_dir={results}",
                 "cache.llm=false", "benchmark.progress=false", "run.run_id=demo"])
         summaries.append(run(cfg))
     return summaries
