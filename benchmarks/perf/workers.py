@@ -28,6 +28,10 @@ TINY_MODULE = '"""Tiny helpers."""\n\n\ndef add(a, b):\n    """Return a + b."""\
 
 
 def server_module():
+    """The test suite's fault_server module (its folder on sys.path for the modules it imports)."""
+    folder = str(ROOT / "tests" / "http")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location("fault_server", ROOT / "tests" / "http" / "fault_server.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

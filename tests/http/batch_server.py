@@ -34,17 +34,20 @@ import urllib.parse
 from collections.abc import Callable
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from fault_server import approx_tokens, completion_body, scripted_reply
+from loopback import LoopbackServer, send_bytes
 
 Reply = Callable[[dict[str, Any]], str]
 LIVE = ("validating", "in_progress", "finalizing")
 
 
-class BatchServer:
-    """Threaded stand-in for OpenAI's ``/v1/files`` and ``/v1/batches`` on 127.0.0.1."""
+class BatchServer(LoopbackServer):
+    """Threaded stand-in for OpenAI's ``/v1/files`` and ``/v1/batches`` on 127.0.0.1 (:attr:`url`: the base URL)."""
+
+    base_path = "/v1"
 
     def __init__(self, reply: Reply | None = None, *, api_key: str | None = None, model: str = "gpt-5-mini",
                  host: str = "127.0.0.1", port: int = 0) -> None:
@@ -68,29 +71,7 @@ class BatchServer:
         self.bodies: dict[str, dict[str, Any]] = {}  # custom_id -> the last body received for it
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """The OpenAI base URL (``http://127.0.0.1:<port>/v1``)."""
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def start(self) -> "BatchServer":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True, name="batch-server")
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> "BatchServer":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+        super().__init__(_make_handler(self), host=host, port=port)
 
     def duplicate_paid(self) -> dict[str, int]:
         """custom_ids answered (billed) more than once."""
@@ -279,11 +260,6 @@ def _make_handler(server: BatchServer) -> type[BaseHTTPRequestHandler]:
             self._send_bytes(status, json.dumps(payload).encode(), "application/json")
 
         def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
+            send_bytes(self, status, data, content_type)
 
     return Handler

@@ -37,8 +37,10 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import LoopbackServer, send_bytes
 
 Reply = Callable[[dict[str, Any]], "str | dict[str, Any]"]
 
@@ -74,8 +76,11 @@ def body_key(body: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-class FaultServer:
-    """Threaded OpenAI-compatible server on loopback (``/v1/chat/completions``, ``/v1/models``)."""
+class FaultServer(LoopbackServer):
+    """Threaded OpenAI-compatible server on loopback (``/v1/chat/completions``, ``/v1/models``; :attr:`url`:
+    the base URL)."""
+
+    base_path = "/v1"
 
     def __init__(self, reply: Reply | None = None, *, model: str = "served-model", latency: float = 0.0,
                  retry_after: float = 0.2, timeout_seconds: float = 3.0, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -92,31 +97,7 @@ class FaultServer:
         self._lock = threading.Lock()
         self._in_flight = 0
         self.max_in_flight = 0
-        self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
-        self._httpd.daemon_threads = True
-        self._httpd.handle_error = lambda request, client_address: None  # faults break sockets on purpose
-        self._thread: threading.Thread | None = None
-
-    # ---- lifecycle
-    @property
-    def url(self) -> str:
-        """The OpenAI base URL (``http://127.0.0.1:<port>/v1``)."""
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def start(self) -> "FaultServer":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True, name="fault-server")
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> "FaultServer":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+        super().__init__(_make_handler(self), host=host, port=port, quiet_errors=True)  # faults break sockets
 
     # ---- accounting
     def stats(self) -> dict[str, Any]:
@@ -278,16 +259,8 @@ def _make_handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 entry["paid"] = self._send(200, data)
 
         def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> bool:
-            data = json.dumps(payload).encode()
             try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-                self.wfile.flush()
+                send_bytes(self, status, json.dumps(payload).encode(), "application/json", headers)
                 return True
             except OSError:  # the client went away (killed runner)
                 return False
