@@ -11,10 +11,7 @@ import pytest
 
 from benchmarks.sandbox.base import EnvSpec
 
-TINY_MODULE = '''"""Tiny helpers of a self-made project (fork-set tests)."""
-
-
-class Error(Exception):
+EXCEPTIONS = '''class Error(Exception):
     pass
 
 
@@ -24,7 +21,12 @@ class TooLong(Error):
 
 class Empty(Error):
     pass
+'''  # the exception family the fork tests' modules share
 
+TINY_MODULE = '''"""Tiny helpers of a self-made project (fork-set tests)."""
+
+
+''' + EXCEPTIONS + '''
 
 def join(parts, limit=3):
     """Join parts with commas; at most ``limit`` parts."""

@@ -8,21 +8,12 @@ import pytest
 
 from benchmarks.locoeval.fork.catalogue import (CatalogueError, ExceptionFamily, Target, apply_changes,
                                                 apply_to_text, overlapping, propose)
+from fork_fixtures import EXCEPTIONS
 
 MODULE = '''import time
 
 
-class Error(Exception):
-    pass
-
-
-class TooLong(Error):
-    pass
-
-
-class Empty(Error):
-    pass
-
+''' + EXCEPTIONS + '''
 
 def fetch(url, opts, retries=3):
     """Fetch ``url`` -- the docstring's 30 and ',' are not sites."""
