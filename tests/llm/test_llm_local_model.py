@@ -105,9 +105,19 @@ class FakeServer(server.LocalModel):
         return sum(len(str(m["content"]).split()) for m in messages)
 
 
-def _install_fake(monkeypatch, gguf, fake):
+def _install_fake(tmp_path, monkeypatch):
+    """A FakeServer standing in for the model of ``tmp_path/fake.gguf`` at n_ctx 64; (gguf, fake)."""
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF")
+    fake = FakeServer(gguf)
     monkeypatch.setattr(server, "_MODELS", {(str(gguf.resolve()), 64, "2"): fake})
     monkeypatch.setattr(server, "_RESOLVED", {})
+    return gguf, fake
+
+
+def _fake_spec(gguf, context_window):
+    return BackboneSpec(name="fake", model="local/fake-model", context_window=context_window, max_output_tokens=16,
+                        local={"gguf_path": str(gguf), "n_ctx": 64})
 
 
 def test_threads_are_pinned_not_chosen_from_load(monkeypatch):
@@ -133,10 +143,7 @@ def test_threads_recorded_for_manifest_and_cache_key():
 
 def test_prompt_cache_switch_reaches_the_server_and_the_cache_key(tmp_path, monkeypatch):
     """prompt_cache=false sends cache_prompt=false and gets its own cache key; the default adds nothing."""
-    gguf = tmp_path / "fake.gguf"
-    gguf.write_bytes(b"GGUF")
-    fake = FakeServer(gguf)
-    _install_fake(monkeypatch, gguf, fake)
+    gguf, fake = _install_fake(tmp_path, monkeypatch)
     assert settings.cache_identity({}) == {"local_threads": 2}
     assert settings.cache_identity({"prompt_cache": False}) == {"local_threads": 2, "local_prompt_cache": False}
     assert settings.runtime_settings({"prompt_cache": False})["prompt_cache"] is False
@@ -150,12 +157,8 @@ def test_prompt_cache_switch_reaches_the_server_and_the_cache_key(tmp_path, monk
 
 
 def test_litellm_local_provider_plumbing(tmp_path, monkeypatch):
-    gguf = tmp_path / "fake.gguf"
-    gguf.write_bytes(b"GGUF")
-    fake = FakeServer(gguf)
-    _install_fake(monkeypatch, gguf, fake)
-    spec = BackboneSpec(name="fake", model="local/fake-model", context_window=64, max_output_tokens=16,
-                        local={"gguf_path": str(gguf), "n_ctx": 64})
+    gguf, fake = _install_fake(tmp_path, monkeypatch)
+    spec = _fake_spec(gguf, 64)
     client = LLMClient(spec, ledger=UsageLedger())
     assert client.context_window == 64
     out = client.chat_json([{"role": "user", "content": "say ok"}], purpose="judge", max_tokens=9, stop=["\n\n"])
@@ -194,12 +197,8 @@ def test_real_local_model_call(local_client):
 
 
 def test_prompt_over_window_rejected_before_the_server(tmp_path, monkeypatch):
-    gguf = tmp_path / "fake.gguf"
-    gguf.write_bytes(b"GGUF")
-    fake = FakeServer(gguf)
-    _install_fake(monkeypatch, gguf, fake)
-    spec = BackboneSpec(name="fake", model="local/fake-model", context_window=1000, max_output_tokens=16,
-                        local={"gguf_path": str(gguf), "n_ctx": 64})
+    gguf, fake = _install_fake(tmp_path, monkeypatch)
+    spec = _fake_spec(gguf, 1000)
     client = LLMClient(spec)
     assert client.context_window == 64  # the smaller of backbone.context_window and backbone.local.n_ctx
     with pytest.raises(ContextLengthExceeded, match="context window of 64"):
