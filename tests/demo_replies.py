@@ -8,6 +8,7 @@ other turns a short acknowledgement; :func:`fake_evaluate` passes a reply contai
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 
@@ -33,6 +34,20 @@ def memory_reply(text: str, purpose: str) -> str | None:
 def acknowledgement(text: str) -> str:
     """The reply to a conversation turn."""
     return "Noted: " + snippet(text)[:40]
+
+
+def answer(messages: list[dict[str, Any]], purpose: str, *, task: Callable[[str], str],
+           turn: Callable[[list[dict[str, Any]]], Any] | None = None) -> Any:
+    """The scripted reply: memory calls as :func:`memory_reply`, a task call ``task(last user message)``,
+    a conversation turn ``turn(messages)`` when that gives one, else :func:`acknowledgement`."""
+    text = last_user(messages)
+    memory = memory_reply(text, purpose)
+    if memory is not None:
+        return memory
+    if purpose == "task_generation":
+        return task(text)
+    special = turn(messages) if turn is not None else None
+    return special if special is not None else acknowledgement(text)
 
 
 def fake_evaluate(namespace: str, reply_text: str, **_: Any) -> dict[str, Any]:

@@ -11,21 +11,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from demo_replies import acknowledgement, last_user, memory_reply
+from demo_replies import answer
 
 PASSING = "```python\ndef clamp(x, lower=float('-inf'), upper=float('inf')):\n    return a + b\n```"
 
 
-def reply(messages: list[dict[str, Any]], purpose: str) -> Any:
-    text = last_user(messages)
-    memory = memory_reply(text, purpose)
-    if memory is not None:
-        return memory
-    if purpose == "task_generation":
-        return PASSING if "clamp" in text else "```python\ndef f():\n    return None\n```"
+def _task(text: str) -> str:
+    return PASSING if "clamp" in text else "```python\ndef f():\n    return None\n```"
+
+
+def _compress_call(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Memory Tool's third preparation turn: a ``compress_history`` tool call (once)."""
     system = str(messages[0].get("content") or "") if messages else ""
     already = any(m.get("role") == "tool" for m in messages)
     if "compress_history" in system and "[turn 2]" in json.dumps(messages) and not already:
         return {"text": "", "tool_calls": [{"id": "call_1", "name": "compress_history",
                                             "arguments": {"span": "1-2", "summary": "clamp questions"}}]}
-    return acknowledgement(text)
+    return None
+
+
+def reply(messages: list[dict[str, Any]], purpose: str) -> Any:
+    return answer(messages, purpose, task=_task, turn=_compress_call)
