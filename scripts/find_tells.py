@@ -23,9 +23,10 @@ then ``verdict: at chance`` or ``verdict: tell found``. ``--json`` writes the sa
 
 Exit status: 0 at chance (every model's balanced accuracy inside its permutation 95 % interval),
 1 a tell found, 2 unusable input. Runtime grows with the permutations times the repositories: on
-v2 (829 turns, 40 repositories) about a minute per 100 permutations for ``logreg`` and a few for
-``forest`` on one core; ``--models logreg --permutations 50`` is a quick look while composing, the
-defaults are the check. The method is described in ``benchmarks/locoeval/tells.py``.
+v2 (829 turns, 40 repositories) the defaults take about 7.5 CPU minutes, 1.5 of them ``logreg``
+(``--jobs 2`` splits the permutations over two processes); ``--models logreg --permutations 50``
+is a quick look while composing, the defaults are the check. ``--subset`` looks at one subset
+(v2's position tell is single-hop only). The method is described in ``benchmarks/locoeval/tells.py``.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--permutations", type=int, default=200, help="label permutations for chance (default 200)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--top", type=int, default=10, help="top features printed per model")
-    ap.add_argument("--jobs", type=int, default=1, help="threads fitting the permutations")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="worker processes fitting the permutations (the same result for any number)")
     ap.add_argument("--json", type=Path, default=None, dest="json_out", help="write the numbers here")
     args = ap.parse_args(argv)
 

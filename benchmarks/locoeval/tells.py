@@ -231,8 +231,9 @@ def _scores(y: np.ndarray, proba: np.ndarray) -> tuple[float, float]:
     return float(bacc), float(auc)
 
 
-def _null_scores(model: Any, fold_list: Sequence[Fold], y_shuffled: np.ndarray) -> tuple[float, float]:
-    return _scores(y_shuffled, out_of_fold(model, fold_list, y_shuffled))
+def _null_scores(model: Any, fold_list: Sequence[Fold], shuffled: Sequence[np.ndarray]) -> list[tuple[float, float]]:
+    """(balanced accuracy, ROC AUC) of the model refitted on each shuffled label set."""
+    return [_scores(yp, out_of_fold(model, fold_list, yp)) for yp in shuffled]
 
 
 def shuffle_within(y: np.ndarray, groups: Sequence[str], rng: np.random.Generator) -> np.ndarray:
@@ -323,7 +324,8 @@ class TellReport:
                              f"[95 % {r.ci95[0]:.3f}, {r.ci95[1]:.3f}]  p={r.p_value:.3f}  {r.verdict}")
             lines.append(f"{m.model:7s} {'pick rate':17s} {m.pick_rate:.3f}   chance {m.pick_chance:.3f} "
                          "(per task, the turn scored most likely a distractor is one)")
-            lines.append(f"{m.model:7s} top features ({'coefficient, + = distractor' if m.model == 'logreg' else 'importance'}):")
+            weight = "coefficient, + = distractor" if m.model == "logreg" else "importance"
+            lines.append(f"{m.model:7s} top features ({weight}):")
             for f in m.top_features:
                 lines.append(f"    {f['weight']:+8.3f}  {f['feature']:45s} {f['detail']}")
         lines += ["", f"verdict: {self.verdict} (balanced accuracy of every model inside its permutation 95 % interval)"
@@ -373,11 +375,12 @@ def find_tells(turns: Sequence[DetailTurn], *, models: Sequence[str] = MODELS, p
     """Cross-validate each model leaving one repository out and compare it with its permutation chance.
 
     Every model is refitted on the same ``permutations`` label sets (drawn from ``seed``); ``jobs``
-    threads fit them (the result does not depend on ``jobs``)."""
+    worker processes share them out (the result does not depend on ``jobs``)."""
     y = np.asarray([t.is_distractor for t in turns], dtype=int)
     groups = [t.repository for t in turns]
     if not 0 < y.sum() < len(y):
-        raise TellError(f"{len(turns)} detail turns with {int(y.sum())} distractors: need both info and distractor turns")
+        raise TellError(f"{len(turns)} detail turns with {int(y.sum())} distractors: "
+                        "need both info and distractor turns")
     if len(set(groups)) < 2:
         raise TellError("leave-one-repository-out needs at least two repositories")
     if permutations < 1:
@@ -393,8 +396,13 @@ def find_tells(turns: Sequence[DetailTurn], *, models: Sequence[str] = MODELS, p
         proba = out_of_fold(model, fold_list, y)
         bacc, auc = _scores(y, proba)
         pick, pick_chance = _pick(proba, y, tasks)
-        null = Parallel(n_jobs=jobs, prefer="threads")(
-            delayed(_null_scores)(model, fold_list, yp) for yp in shuffled)
+        if jobs > 1:
+            chunks = [list(c) for c in np.array_split(np.arange(permutations), jobs) if len(c)]
+            parts = Parallel(n_jobs=len(chunks))(
+                delayed(_null_scores)(model, fold_list, [shuffled[i] for i in c]) for c in chunks)
+            null = [score for part in parts for score in part]
+        else:
+            null = _null_scores(model, fold_list, shuffled)
         results.append(ModelResult(name, MetricResult.of(bacc, [b for b, _ in null]),
                                    MetricResult.of(auc, [a for _, a in null]), pick, pick_chance,
                                    top_features(name, frame, y, seed, top)))

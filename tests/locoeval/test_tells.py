@@ -15,8 +15,8 @@ from benchmarks.locoeval.tells import (TellError, detail_turns, feature_frame, f
                                        load_set)
 from scripts import find_tells as find_tells_script
 
-OPENERS = ("For `{fn}`: we settled on {v}.", "A detail of `{fn}`: it uses {v}.", "One more on `{fn}`: the value is {v}.",
-           "Note for `{fn}` -- {v} is what we want here.")
+OPENERS = ("For `{fn}`: we settled on {v}.", "A detail of `{fn}`: it uses {v}.",
+           "One more on `{fn}`: the value is {v}.", "Note for `{fn}` -- {v} is what we want here.")
 KINDS = ("number", "string", "raise")
 
 
@@ -134,6 +134,14 @@ def test_a_set_without_a_tell_is_at_chance(tmp_path):
     assert report.at_chance, report.format()
     assert bacc.ci95[0] <= bacc.observed <= bacc.ci95[1]
     assert 0.4 < bacc.null_mean < 0.6
+
+
+@pytest.mark.slow   # starts two worker processes
+def test_the_permutation_null_does_not_depend_on_the_worker_processes(tmp_path):
+    samples, verification = load_set(write_set(tmp_path / "set", planted=False))
+    turns = detail_turns(samples, verification)
+    one, two = (find_tells(turns, models=["logreg"], permutations=6, seed=3, jobs=j) for j in (1, 2))
+    assert one.to_dict() == two.to_dict()
 
 
 def test_find_tells_refuses_one_repository_and_a_set_without_distractors(tmp_path):
