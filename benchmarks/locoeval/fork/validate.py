@@ -138,7 +138,7 @@ def validate_fork(task: ForkTask, *, root: Path, env: Any, executor: Executor, r
 
 # ------------------------------------------------------------------------------ the shipped fork set
 SET_CHECKS = ("data", "fork_passes", "public_fails", "blank_fails", "distractor", "alternative", "not_in_snapshot",
-              "hidden", "stated")
+              "hidden", "stated", "ceiling")
 
 
 @dataclass
@@ -218,6 +218,20 @@ def stated_problems(sample: Any, req: Any, rec: Any, item_changes: dict[str, lis
     return out
 
 
+def ceiling_problems(sample: Any, req: Any, rec: Any) -> list[str]:
+    """What the ceiling (``oracle_context``) would miss or wrongly get for a task: its oracle (the
+    requirement, info and revision turns of its gt items) must hold every change's fork fragment or
+    fork value and no distractor's text."""
+    from benchmarks.locoeval.runner import task_oracle
+
+    oracle = task_oracle(sample, req, {st.turn: st.text or "" for st in sample.outline})
+    text = norm(" ".join(st.text for st in oracle.statements))
+    out = [f"change {ch['key']}: neither {ch['fork_fragment']!r} nor {ch['fork_value']!r} in the oracle's turns"
+           for ch in rec.changes if norm(ch["fork_fragment"]) not in text and norm(str(ch["fork_value"])) not in text]
+    out += [f"{d.id}: the distractor's text is in the oracle's turns" for d in req.distractors if norm(d.text) in text]
+    return out
+
+
 def validate_set(opts: SetOptions) -> tuple[list[str], int]:
     """Every check of a fork set; returns the printed lines (FAIL lines, summary) and the exit status.
 
@@ -226,7 +240,8 @@ def validate_set(opts: SetOptions) -> tuple[list[str], int]:
     implies fails), ``alternative`` (v1's AST restructuring of the fork body passes; not counted when
     no restructuring applies), ``not_in_snapshot`` (no change's fork fragment in what the method
     sees), ``hidden`` (every test file failing under the fork is hidden), ``stated`` (with the
-    verification's ``item_changes``), ``data`` (sample and fork record agree, a verification row
+    verification's ``item_changes``), ``ceiling`` (:func:`ceiling_problems`), ``data`` (sample and
+    fork record agree, a verification row
     with a body for every distractor); set level: ``shared-task``."""
     import threading
     import time
@@ -293,6 +308,8 @@ def validate_set(opts: SetOptions) -> tuple[list[str], int]:
         if r.namespace not in forks:
             return
         rec = forks[r.namespace]
+        bad = ceiling_problems(s, r, rec)
+        report(label, "ceiling", not bad, "; ".join(bad))
         if ver is not None and ver.get("item_changes"):
             bad = stated_problems(s, r, rec, ver["item_changes"])
             report(label, "stated", not bad, "; ".join(bad))

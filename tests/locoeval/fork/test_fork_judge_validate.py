@@ -60,7 +60,7 @@ def test_every_check_of_the_tiny_fork_set_passes(tmp_path, capsys, tiny_fork_set
     summary = lines[-1]
     assert "2 tasks in 1 samples checked; 0 failing checks" in summary
     for check in ("data 2/2", "fork_passes 2/2", "public_fails 2/2", "blank_fails 2/2", "distractor 2/2",
-                  "not_in_snapshot 2/2", "hidden 2/2", "stated 2/2"):
+                  "not_in_snapshot 2/2", "hidden 2/2", "stated 2/2", "ceiling 2/2"):
         assert check in summary, (check, summary)
 
 
@@ -74,6 +74,7 @@ def test_a_broken_verification_and_sample_are_flagged(tmp_path, capsys, tiny_for
     status, lines = _validate(capsys, samples, ver, fs, "--static-only")
     assert status == 1
     assert any(ln.startswith("FAIL tiny-fork-1/R2 tinyfork.mod.tag: stated: change") for ln in lines), lines
+    assert any(ln.startswith("FAIL tiny-fork-1/R2 tinyfork.mod.tag: ceiling: change") for ln in lines), lines
     assert "(static only)" in lines[-1]
     status, lines = _validate(capsys, samples, ver, fs)
     assert any(ln.startswith("FAIL tiny-fork-1/R1 tinyfork.mod.join: distractor: R1.D1: the body that follows it passes")
