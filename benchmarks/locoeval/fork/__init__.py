@@ -32,6 +32,8 @@ The pieces (this package; v1 / v2 code is reused by import and not changed)
 - ``validate``: per-task checks (fork passes twice, public and blank bodies fail, reverting any one
   change fails, the fork fragment nowhere in what the method sees, every test file that observes
   the fork hidden).
+- ``ship`` / ``judge`` / ``runner``: the shipped data (``set/``), the fork's Pass@1 and the benchmark
+  ``locoeval_fork`` (items 2 and 3 below).
 - ``screen`` (``python -m scripts.build_fork_set screen|counts``): the resumable driver. It screens
   v2's 241 tasks with a consequential site first, then every usable task of the selected manifest
   projects, and appends one JSON row per task to ``<cache>/locoeval_fork/screen.jsonl`` (``--out``).
@@ -53,18 +55,17 @@ What remains (next sessions) and how it plugs in
    too narrow for >= 320 tasks, widen it (a new kind, a documented reason) and raise
    ``CATALOGUE_VERSION`` (rows of older versions are screened again unless carried forward: ``screen`` "Carry-forward"). Other releases: check that no
    sdist version of the project holds the fork fragment (``catalogue`` docstring).
-2. **Ship the fork data** beside the samples (a ``fork/`` set directory like ``verified/v2``): per
-   task the changes, the fork body and the test diffs (the rewritten test files are rebuilt by
-   applying the diffs to the snapshot's files), the hidden files; the diffs are what a user reads to
-   see what the fork's tests check.
-3. **Judging** (runner side): a fork task is judged by the DevEval evaluation path with the fork's
-   test files in place of the originals and, in a sample with several targets, the other targets'
-   fork bodies spliced in (``validate.judge`` does the first; ``evaluate_completion`` needs an
-   ``edits`` argument or a benchmark-level evaluator, ``benchmark.evaluator``, for both). The
-   indexed snapshot is the public one with every target blanked and docstring-free and every
-   ``hidden_files`` entry removed (``benchmarks.locoeval.repo.blanked_copy(hidden_files=...)``).
-   Validation then adds: the body that follows each distractor fails; an alternative-shaped body
-   of the fork (v1's AST restructuring) passes; each task passes with the other targets' forks in place.
+2. **Ship the fork data** (done: ``ship``, ``python -m scripts.build_fork_set ship --screen FILE``):
+   ``set/forks.jsonl`` (per task the changes, the fork body, per test file the diff and both sides'
+   sha256, the hidden files, the checks), ``set/deveval_tasks.jsonl``, ``set/SOURCE.md``; format
+   ``set/FORMAT.md``. Re-run it on every new screening file.
+3. **Judging** (done: ``judge`` + ``runner``, ``benchmark=locoeval_fork``): DevEval Pass@1 with the
+   fork's test files rebuilt from the diffs and the sample's other targets holding their fork
+   bodies; the index hides every target's ``hidden_files``. ``python -m scripts.validate_locoeval``
+   on a set with a ``forks.jsonl`` runs ``validate.validate_set`` (fork passes twice with the other
+   forks in place, public / blank / distractor-following bodies fail, v1's AST restructuring of the
+   fork body passes, fragments absent, observing test files hidden, changes stated, the ceiling's
+   oracle holds every decision and no distractor).
 4. **Composition** (``verified.compose.compose_sample`` takes ``Candidate`` s whose ``kept`` facts
    expose ``statements(fn)`` and ``record()``): give each ``ForkChange`` that interface -- ``text`` =
    ``statement``, ``distractor`` = ``public_statement``, ``revision`` = ``revision`` -- so the fork's
