@@ -83,7 +83,7 @@ class ReportNumbers:
     ``n_missing``, ``cr``, ``n_cr_samples``) and Table 3 rows (``e2e_tokens_per_conversation``,
     ``cost_usd_per_conversation``), built by :mod:`benchmarks.analysis.tables` as ``scripts.report``
     builds them (a method outside Table 1 gets Pass@1 from the cell function Table 1 uses,
-    :func:`benchmarks.analysis.tables.pass_cell`). CAB runs: the row of
+    :func:`benchmarks.analysis.cells.pass_cell`). CAB runs: the row of
     :func:`benchmarks.analysis.cab_tables.cab_summary` (Tables 2 and 5)."""
 
     def __init__(self, runs: RunSet, *, n_resamples: int = 2000, seed: int = 0) -> None:
@@ -91,12 +91,12 @@ class ReportNumbers:
         self._built: dict[tuple[str, int], dict[str, Any]] = {}
 
     def _locoeval(self, benchmark: str, repeat: int) -> dict[str, Any]:
-        from benchmarks.analysis import tables
+        from benchmarks.analysis import cells, tables
 
         key = (benchmark, repeat)
         if key not in self._built:
-            tasks = tables.of_repeat(self.runs.tasks_frame(benchmark), repeat)
-            samples = tables.of_repeat(self.runs.samples_frame(benchmark, family=LOCOEVAL), repeat)
+            tasks = cells.of_repeat(self.runs.tasks_frame(benchmark), repeat)
+            samples = cells.of_repeat(self.runs.samples_frame(benchmark, family=LOCOEVAL), repeat)
             built: dict[str, Any] = {"tasks": tasks, "t1": None, "t3": None}
             if not tasks.empty:
                 built["t1"] = tables.table1(tasks, samples, n_resamples=self.n_resamples, seed=self.seed).data
@@ -107,7 +107,7 @@ class ReportNumbers:
 
     def locoeval(self, run: RunRecord) -> dict[str, dict[str, float]]:
         """metric -> subset -> value for a LoCoEval-format run."""
-        from benchmarks.analysis import tables
+        from benchmarks.analysis import cells
 
         built = self._locoeval(run.benchmark, run.repeat)
         out: dict[str, dict[str, float]] = {}
@@ -128,7 +128,7 @@ class ReportNumbers:
         elif not built["tasks"].empty:
             tasks = built["tasks"]
             for subset in labels.order_subsets(set(tasks["subset"].dropna())):
-                cell = tables.pass_cell(tasks, run.method, [run.backbone], subset)
+                cell = cells.pass_cell(tasks, run.method, [run.backbone], subset)
                 if cell["n_tasks"]:
                     put("pass_at_1", subset, cell["pass1"])
                     for key in ("n_tasks", "n_errored", "n_missing"):

@@ -1,5 +1,6 @@
 """LoCoEval tables of the paper: Table 1 (Pass@1, CR), Table 3 (end-to-end tokens), Table 4
-(ReConMem's stage breakdown) and Table 6 (ablations) — pure functions over record frames.
+(ReConMem's stage breakdown) and Table 6 (ablations) — pure functions over record frames, laid out
+from the compared sets and cells of :mod:`benchmarks.analysis.cells`.
 
 Inputs are ``RunSet.tasks_frame(benchmark)`` (every task of every scored sample; an errored
 sample's tasks are failed rows with ``errored`` true) and ``RunSet.samples_frame(benchmark)``
@@ -7,7 +8,7 @@ sample's tasks are failed rows with ``errored`` true) and ``RunSet.samples_frame
 
 * Tables 1 and 6 compare their methods over the samples *every compared method of the row* (same
   backbone, same subset, every repeat) was scored on: the intersection of the runs' selections,
-  errored and missing samples included (:func:`compared_samples`); a run that selected more
+  errored and missing samples included (:func:`~benchmarks.analysis.cells.compared_samples`); a run that selected more
   (``run.limit`` / ``run.ids`` elsewhere) is cut to them and named in the notes. Pass@1, the
   strongest baseline, Δ and its paired bootstrap all come from those tasks.
 * Pass@1 of a cell (:func:`benchmarks.locoeval.metrics.pass_at_1` over the cell's task rows) =
@@ -15,7 +16,7 @@ sample's tasks are failed rows with ``errored`` true) and ``RunSet.samples_frame
   after the run's retries counts its tasks as failed and is shown in the ``Err.`` column next to
   the score.
 * CR(M) (:func:`benchmarks.locoeval.metrics.cr`) = Σ input tokens of Full History under M's code
-  retriever (:func:`reference_method`:
+  retriever (:func:`~benchmarks.analysis.cells.reference_method`:
   ``full`` for dense, ``full_bm25`` for a BM25 run, ...) / Σ input tokens of M, both summed over
   the samples that *every compared method of the row* finished ``ok`` (same backbone, same
   subset); the table prints that count; without that Full run CR is missing (—). Only counted
@@ -35,228 +36,17 @@ from benchmarks.accounting import is_counted
 from benchmarks.analysis import brackets, labels
 from benchmarks.analysis.render import (MISSING, Block, Table, fmt_count, fmt_delta, fmt_num, fmt_ratio,
                                         fmt_tokens_k, fmt_usd, is_missing)
-from benchmarks.analysis.stats import PAIRED_EMPTY, paired_pass_difference, paired_statistic_bootstrap
+from benchmarks.analysis.cells import (CUT_NOTE, ERRORED_NOTE, INCOMPLETE, INCOMPLETE_NOTE, NAN, common_samples,
+                                       compared_rows, cost_note, cr_cell, fmt_mean_sd, mean_sd, missing_samples,
+                                       of_repeat, ok_samples, paired_cell, pass_cell, reference_method, repeats_of,
+                                       row_backbones, scored_mask, subsets_of, unpriced_mark, within_common)
+from benchmarks.analysis.stats import PAIRED_EMPTY, paired_statistic_bootstrap
 from benchmarks.locoeval import metrics
 from reconmem.memory.budgets import BUDGET_NAMES, RECALL_BUDGET_NAMES
 from reconmem.platform.llm.purposes import PURPOSES
 
 OVERALL = "overall"
 STAGE_LABELS = {**{stage: PURPOSES[stage].label for stage in metrics.STAGES}, "other": "Other"}  # Table 4's columns
-NAN = float("nan")
-INCOMPLETE = "‡"
-INCOMPLETE_NOTE = (f"Miss. = selected samples (the run manifest's selection) without a finished record - no result.json, "
-                   f"or interrupted: their tasks count as failed; {INCOMPLETE} marks a cell with any (the method is "
-                   "incomplete there: it is never taken as the strongest baseline, and a Δ involving it carries the mark).")
-ERRORED_NOTE = ("Err. = samples that still errored after the run's retries: their tasks count as failed in Pass@1 "
-                "(the denominator is every task of every scored sample).")
-
-
-def reference_method(method: str) -> str:
-    """The method a method's CR is measured against: Full History under the same code retriever
-    (``reconmem`` -> ``full``, ``reconmem_bm25`` -> ``full_bm25``; :func:`benchmarks.locoeval.metrics.cr_reference`)."""
-    return metrics.cr_reference(method[len(labels.base_method(method)) + 1:] or None)
-
-
-def _scored(samples: pd.DataFrame) -> pd.Series:
-    if "scored" in samples:
-        return samples["scored"].astype(bool)
-    return samples["status"].isin(["ok", "error"])
-
-
-def _ok(samples: pd.DataFrame) -> pd.DataFrame:
-    """Finished ``ok`` samples that enter the comparison (excluded samples dropped)."""
-    if samples.empty:
-        return samples
-    return samples[(samples["status"] == "ok") & _scored(samples)]
-
-
-def _row_backbones(tasks: pd.DataFrame, samples: pd.DataFrame, subset: str) -> list[str]:
-    names = set(tasks.loc[tasks["subset"] == subset, "backbone"]) if not tasks.empty else set()
-    if not samples.empty and "subset" in samples:
-        names |= set(samples.loc[samples["subset"] == subset, "backbone"])
-    return labels.order_backbones(names)
-
-
-def _subsets(tasks: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
-    names = set(tasks["subset"].dropna()) if not tasks.empty else set()
-    if not samples.empty and "subset" in samples:
-        names |= set(samples["subset"].dropna())
-    return labels.order_subsets(names)
-
-
-def pass_cell(tasks: pd.DataFrame, method: str, backbones: Sequence[str], subset: str) -> dict[str, Any]:
-    """Pooled Pass@1 (%, :func:`benchmarks.locoeval.metrics.pass_at_1`) of ``method`` over every
-    task of its scored samples of the given backbones in ``subset`` (errored and missing samples'
-    tasks are failed rows); with ``n_errored`` / ``n_missing`` samples."""
-    sel = tasks[(tasks["method"] == method) & (tasks["subset"] == subset) & tasks["backbone"].isin(list(backbones))]
-    if sel.empty:
-        return {"pass1": NAN, "n_tasks": 0, "n_samples": 0, "n_passed": 0, "n_errored": 0, "n_missing": 0}
-    keys = sel[["backbone", "sample_id"]].drop_duplicates()
-
-    def count(col: str) -> int:
-        return (sel.loc[sel[col].astype(bool), ["backbone", "sample_id"]].drop_duplicates().shape[0]
-                if col in sel else 0)
-
-    return {"pass1": 100.0 * metrics.pass_at_1(sel["passed"]), "n_tasks": int(len(sel)),
-            "n_passed": int(sel["passed"].sum()), "n_samples": int(keys.shape[0]), "n_errored": count("errored"), "n_missing": count("missing")}
-
-
-def missing_samples(samples: pd.DataFrame, method: str, backbones: Sequence[str], subset: str | None) -> int:
-    """Scored samples of ``method`` in the row that never finished (selected; no result.json or
-    interrupted): those of the subset plus those whose subset is unknown (they count in every subset)."""
-    if samples.empty or "missing" not in samples:
-        return 0
-    sel = samples[(samples["method"] == method) & samples["backbone"].isin(list(backbones))
-                  & samples["missing"].fillna(False).astype(bool) & _scored(samples)]
-    if subset is not None and "subset" in sel:
-        sel = sel[(sel["subset"] == subset) | sel["subset"].isna()]
-    return int(len(sel))
-
-
-def repeats_of(*frames: pd.DataFrame) -> list[int]:
-    """The repeat indices present in the frames (``[1]`` for unrepeated runs)."""
-    found: set[int] = set()
-    for f in frames:
-        if not f.empty and "repeat" in f:
-            found |= {int(x) for x in f["repeat"].dropna()}
-    return sorted(found) or [1]
-
-
-def of_repeat(frame: pd.DataFrame, repeat: int) -> pd.DataFrame:
-    """The rows of one repeat (all rows when the frame has no ``repeat`` column)."""
-    if frame.empty or "repeat" not in frame:
-        return frame
-    return frame[frame["repeat"] == repeat]
-
-
-def mean_sd(values: Sequence[Any]) -> tuple[float, float, int]:
-    """(mean, sample sd (ddof 1; NaN below two values), n) over the non-missing values."""
-    vals = [float(v) for v in values if not is_missing(v)]
-    if not vals:
-        return NAN, NAN, 0
-    return float(np.mean(vals)), (float(np.std(vals, ddof=1)) if len(vals) > 1 else NAN), len(vals)
-
-
-def fmt_mean_sd(mean: Any, sd: Any, n: int, fmt: Any = fmt_num, digits: int = 3) -> str:
-    """``mean`` alone for one repeat, ``mean ± sd`` over several."""
-    text = fmt(mean)
-    if n > 1 and not is_missing(mean) and not is_missing(sd):
-        text += f" ± {float(sd):.{digits}f}"
-    return text
-
-
-def compared_methods(samples: pd.DataFrame, methods: Sequence[str], backbone: str, subset: str | None) -> list[str]:
-    """The methods of ``methods`` (plus their CR references) with a scored sample in the row."""
-    if samples.empty:
-        return []
-    sel = samples[_scored(samples) & (samples["backbone"] == backbone)]
-    if subset is not None:
-        sel = sel[sel["subset"] == subset]
-    present = set(sel["method"])
-    return [m for m in dict.fromkeys([*methods, *map(reference_method, methods)]) if m in present]
-
-
-def compared_samples(tasks: pd.DataFrame, methods: Sequence[str], backbone: str, subset: str
-                     ) -> tuple[set[str], dict[str, int]]:
-    """The sample ids every method of ``methods`` present in the row was scored on, in each of its
-    repeats (the intersection of the runs' selections; errored and missing samples count as scored),
-    and the methods whose runs were cut to them: method -> its most samples in a repeat."""
-    sel = tasks[(tasks["backbone"] == backbone) & (tasks["subset"] == subset) & tasks["method"].isin(list(methods))]
-    if sel.empty:
-        return set(), {}
-    by_run = sel.groupby(["method", "repeat"] if "repeat" in sel else ["method"])["sample_id"].agg(set)
-    common = set.intersection(*by_run.tolist())
-    own: dict[str, int] = {}
-    for key, ids in by_run.items():
-        m = key[0] if isinstance(key, tuple) else key
-        own[m] = max(own.get(m, 0), len(ids))
-    return common, {m: own[m] for m in methods if own.get(m, 0) > len(common)}
-
-
-def compared_rows(tasks: pd.DataFrame, methods: Sequence[str], backbones: Sequence[str], subset: str
-                  ) -> tuple[dict[str, set[str]], list[str]]:
-    """:func:`compared_samples` of each backbone of a row, and one line per backbone whose runs were
-    cut to them ("Qwen3-235B: Mem0^R (4 → 2 samples)")."""
-    compared = {bb: compared_samples(tasks, methods, bb, subset) for bb in backbones}
-    cut = [f"{labels.backbone_config_label(bb)}: " + ", ".join(
-               f"{labels.method_label(m)} ({n} → {len(ids)} samples)" for m, n in over.items())
-           for bb, (ids, over) in compared.items() if over]
-    return {bb: ids for bb, (ids, _) in compared.items()}, cut
-
-
-CUT_NOTE = "compared over the samples every method of the row was scored on (the intersection of the runs' selections)"
-
-
-def _within(frame: pd.DataFrame, common: dict[str, set[str]]) -> pd.DataFrame:
-    """The rows of ``frame`` whose (backbone, sample id) is in ``common`` (backbone -> sample ids),
-    plus those of an unknown subset (a missing sample of an old manifest: counted in every row)."""
-    if frame.empty:
-        return frame
-    keep = [sid in common.get(bb, ()) for bb, sid in zip(frame["backbone"], frame["sample_id"])]
-    unknown = frame["subset"].isna() if "subset" in frame else False
-    return frame[pd.Series(keep, index=frame.index) | unknown]
-
-
-def common_samples(samples: pd.DataFrame, methods: Sequence[str], backbone: str, subset: str | None) -> set[str]:
-    """Sample ids that every method of ``methods`` present in the row finished ``ok``."""
-    present = compared_methods(samples, methods, backbone, subset)
-    if not present:
-        return set()
-    ok = _ok(samples)
-    ok = ok[ok["backbone"] == backbone]
-    if subset is not None:
-        ok = ok[ok["subset"] == subset]
-    sets = [set(ok.loc[ok["method"] == m, "sample_id"]) for m in present]
-    return set.intersection(*sets) if sets else set()
-
-
-def cr_cell(samples: pd.DataFrame, method: str, backbones: Sequence[str], subset: str | None,
-            reference: str | None = None, *, common: dict[str, set[str]] | None = None) -> dict[str, Any]:
-    """CR (:func:`benchmarks.locoeval.metrics.cr`) of Σ input(reference) and Σ input(method), pooled
-    over the backbones, each over its ``common[backbone]`` samples (default: the samples ok for both
-    the method and the reference);
-    the reference defaults to :func:`reference_method` (Full History under the method's retriever)."""
-    reference = reference or reference_method(method)
-    ok = _ok(samples)
-    if ok.empty or "input_tokens" not in ok:
-        return {"cr": NAN, "n_common": 0}
-    sel = ok[ok["backbone"].isin(list(backbones))]
-    if subset is not None:
-        sel = sel[sel["subset"] == subset]
-    keys = ["backbone", "sample_id"]
-    ref = sel[sel["method"] == reference][keys + ["input_tokens"]]
-    mine = sel[sel["method"] == method][keys + ["input_tokens"]]
-    both = ref.merge(mine, on=keys, suffixes=("_ref", "_m"))
-    if common is not None:
-        allowed = {(bb, s) for bb, ids in common.items() for s in ids}
-        both = both[[(bb, s) in allowed for bb, s in zip(both["backbone"], both["sample_id"])]]
-    ratio = None if both.empty else metrics.cr(both["input_tokens_ref"].sum(), both["input_tokens_m"].sum())
-    return {"cr": NAN if ratio is None else float(ratio), "n_common": int(len(both))}
-
-
-def _paired(tasks: pd.DataFrame, a: str, b: str, backbones: Sequence[str], subset: str, n_resamples: int,
-            seed: int) -> dict[str, Any]:
-    """Pass@1(a) − Pass@1(b) over the row's tasks (and repeats) both were scored on."""
-    sel = tasks[(tasks["subset"] == subset) & tasks["backbone"].isin(list(backbones))]
-    return paired_pass_difference(sel, a, b, n_resamples=n_resamples, seed=seed)
-
-
-def _unpriced(sel: pd.DataFrame) -> str:
-    """``*`` when some of the cell's ledger events carry no cost_usd (counted as $0)."""
-    return "*" if len(sel) and "n_events_without_cost" in sel and sel["n_events_without_cost"].sum() > 0 else ""
-
-
-def _cost_note(samples: pd.DataFrame) -> str | None:
-    """'N of M ledger events carry no cost_usd' when any does (they count as $0)."""
-    if samples.empty or "n_events_without_cost" not in samples:
-        return None
-    missing, total = int(samples["n_events_without_cost"].sum()), int(samples["n_events"].sum())
-    base = ("Cost = Σ cost_usd of the counted calls' ledger events (USD): what was paid — a cache hit costs $0 "
-            "while its tokens still count")
-    if not missing:
-        return base + "."
-    return (f"{base}; * = {missing} of {total} ledger events "
-            "carry no cost_usd and count as $0 (records written before pricing, or a model missing from the price map).")
 
 
 # ---------------------------------------------------------------------------- Table 1
@@ -309,12 +99,12 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
     rows: list[dict[str, Any]] = []
     blocks: list[Block] = []
     notes: list[str] = []
-    for subset in _subsets(tasks, samples):
-        backbones = _row_backbones(tasks, samples, subset)
+    for subset in subsets_of(tasks, samples):
+        backbones = row_backbones(tasks, samples, subset)
         kept, cut = compared_rows(tasks, methods, backbones, subset)
         if cut:
             notes.append(f"{subset.capitalize()}: {CUT_NOTE}; runs cut to them: {'; '.join(cut)}.")
-        row_tasks, row_samples = _within(tasks, kept), _within(samples, kept)
+        row_tasks, row_samples = within_common(tasks, kept), within_common(samples, kept)
         per_repeat = [_table1_cells(of_repeat(row_tasks, r), of_repeat(row_samples, r), methods, subset, backbones)
                       for r in repeats]
         keys = [*((bb, m) for bb in backbones for m in methods), *((OVERALL, m) for m in methods)]
@@ -360,7 +150,7 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
             if best is not None and proposed in row_index:
                 delta, delta_sd, _ = mean_sd([c[(bb, proposed)]["pass1"] - c[(bb, best)]["pass1"] for c, _ in per_repeat])
                 if not is_missing(delta):
-                    paired = _paired(row_tasks, proposed, best, row_bbs, subset, n_resamples, seed)
+                    paired = paired_cell(row_tasks, proposed, best, row_bbs, subset, n_resamples, seed)
             mark = INCOMPLETE if proposed in row_index and cells[(bb, proposed)]["n_missing"] and not is_missing(delta) else ""
             if proposed in row_index:
                 rows[row_index[proposed]].update({"baseline": best, "delta_pp": delta, "delta_sd_pp": delta_sd, **paired})
@@ -402,11 +192,11 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
 def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METHODS) -> Table:
     """Average end-to-end tokens (input + output of response and memory calls) and cost per
     conversation, over the samples every compared method of the row finished ok."""
-    ok = _ok(samples)
+    ok = ok_samples(samples)
     rows, blocks = [], []
     empty = pd.DataFrame()
-    for subset in _subsets(empty, samples):
-        backbones = _row_backbones(empty, samples, subset)
+    for subset in subsets_of(empty, samples):
+        backbones = row_backbones(empty, samples, subset)
         columns = [("Model", "")]
         for m in methods:
             columns += [(labels.method_label(m), "Tok."), (labels.method_label(m), "Cost")]
@@ -415,7 +205,7 @@ def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METH
         per: dict[tuple[str, str], tuple[float, float]] = {}
         for bb in backbones:
             common = common_samples(samples, methods, bb, subset)
-            errored = samples[(samples["backbone"] == bb) & (samples["subset"] == subset) & _scored(samples)
+            errored = samples[(samples["backbone"] == bb) & (samples["subset"] == subset) & scored_mask(samples)
                               & (samples["status"] != "ok")] if not samples.empty else samples
             line = [labels.backbone_label(bb)]
             for m in methods:
@@ -424,7 +214,7 @@ def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METH
                 tok = float(sel["e2e_tokens"].mean()) if len(sel) else NAN
                 cost = float(sel["cost_usd"].mean()) if len(sel) and "cost_usd" in sel else NAN
                 per[(bb, m)] = (tok, cost)
-                line += [fmt_tokens_k(tok), fmt_usd(cost) + _unpriced(sel)]
+                line += [fmt_tokens_k(tok), fmt_usd(cost) + unpriced_mark(sel)]
                 rows.append({"subset": subset, "backbone": bb, "method": m, "e2e_tokens_per_conversation": tok,
                              "cost_usd_per_conversation": cost, "n_samples": len(sel),
                              "n_errored": int((errored["method"] == m).sum()) if len(errored) else 0})
@@ -448,7 +238,7 @@ def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METH
              "conversation (mock user and judge excluded), over the samples that every compared method of the row "
              "finished ok (Samples); Errored / missing = scored samples of the row that errored or never finished "
              "(their tokens are partial or absent, so they are left out of token means). Average = mean across the backbones, shown only when all are present."]
-    cost = _cost_note(ok)
+    cost = cost_note(ok)
     if cost:
         notes.append(cost)
     if len(repeats_of(samples)) > 1:
@@ -463,7 +253,7 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
     """Per-stage tokens per conversation of ``method`` (Turn / Task Generation, Memory Sketching,
     Memory Update, plus Other when any other counted purpose used tokens), their shares and the
     cost per conversation, over the same common samples as Table 3."""
-    ok = _ok(samples)
+    ok = ok_samples(samples)
     sel_all = ok[ok["method"] == method] if not ok.empty else ok
     tok_cols = [c for c in samples.columns if c.startswith("tok_")] if not samples.empty else []
     other_cols = [c for c in tok_cols if c[4:] not in metrics.STAGES and is_counted(c[4:])]
@@ -484,7 +274,7 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
             common = common_samples(samples, [*methods, method], bb, subset)
             sel = sel_all[(sel_all["backbone"] == bb) & (sel_all["subset"] == subset) & sel_all["sample_id"].isin(common)]
             used.append(sel)
-            unpriced_by_bb[bb] = _unpriced(sel)
+            unpriced_by_bb[bb] = unpriced_mark(sel)
             m = {st: float(sel[f"tok_{st}"].mean()) if f"tok_{st}" in sel and len(sel) else 0.0
                  for st in metrics.STAGES}
             if has_other:
@@ -517,7 +307,7 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
     notes = ["Tok./Conv. = mean input + output tokens per conversation over the samples every compared method of the "
              "row finished ok (as Table 3); Share = stage / total. Average row: mean tokens across backbones, share "
              "of the averaged total."]
-    cost = _cost_note(pd.concat(used) if used else sel_all)
+    cost = cost_note(pd.concat(used) if used else sel_all)
     if cost:
         notes.append(cost)
     if not blocks:
@@ -563,7 +353,7 @@ def _paired_cr(samples: pd.DataFrame, a: str, b: str, backbone: str, subset: str
     the two have different references) over the common ok samples (resampling repositories, then
     samples; repeats pooled)."""
     out = {"cr_diff": NAN, "cr_ci_low": NAN, "cr_ci_high": NAN, "cr_p_value": NAN, "cr_n_paired": 0}
-    ok = _ok(samples)
+    ok = ok_samples(samples)
     reference = reference_method(b)
     if ok.empty or "input_tokens" not in ok or not common or reference_method(a) != reference:
         return out
@@ -612,7 +402,7 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
     if not samples.empty:
         present |= set(samples.loc[samples["method"].isin(list(ablations)), "backbone"])
     chosen = labels.order_backbones(backbones if backbones is not None else present)
-    subsets = _subsets(tasks, samples)
+    subsets = subsets_of(tasks, samples)
     repeats = repeats_of(tasks, samples)
     rows, blocks = [], []
     matched_rows: dict[str, list[str]] = {"matched": [], "unmatched": [], "uncalibrated": []}
@@ -624,7 +414,7 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
             ids, cut = compared_rows(tasks, methods, [bb], s)
             kept |= ids[bb]
             cut_notes += [f"{s.capitalize()}, {line}" for line in cut]
-        bb_tasks, bb_samples = _within(tasks, {bb: kept}), _within(samples, {bb: kept})
+        bb_tasks, bb_samples = within_common(tasks, {bb: kept}), within_common(samples, {bb: kept})
         columns = [("Method", ""), ("Budgets", BUDGETS_HEADER)]
         for s in subsets:
             columns += [(s.capitalize(), "Pass@1"), (s.capitalize(), "p"), (s.capitalize(), "Err."),
@@ -669,7 +459,7 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
                 pcr = {"cr_diff": NAN, "cr_ci_low": NAN, "cr_ci_high": NAN, "cr_p_value": NAN, "cr_n_paired": 0}
                 if m != reference and has:
                     if not is_missing(delta):
-                        paired = _paired(bb_tasks, m, reference, [bb], s, n_resamples, seed)
+                        paired = paired_cell(bb_tasks, m, reference, [bb], s, n_resamples, seed)
                     pcr = _paired_cr(bb_samples, m, reference, bb, s, common[s], n_resamples, seed)
                     tests.append([labels.method_label(m), s,
                                   fmt_mean_sd(delta, delta_sd, c["n_repeats"], fmt_delta),

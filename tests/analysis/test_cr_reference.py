@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis import tables
+from benchmarks.analysis import cells, tables
 from benchmarks.analysis.records import load_runs
 from benchmarks.locoeval import metrics
 from benchmarks.locoeval.runner import LoCoEval
@@ -55,7 +55,7 @@ def _dir(root: Path, method: str) -> Path:
 def test_cr_reference_names_full_under_the_same_retriever():
     assert [metrics.cr_reference(r) for r in (None, "dense", "bm25", "hybrid")] == [
         "full", "full", "full_bm25", "full_hybrid"]
-    assert [tables.reference_method(m) for m in ("reconmem", "full", "full_bm25", "reconmem_hybrid", "reconmem_wo_gae")] == [
+    assert [cells.reference_method(m) for m in ("reconmem", "full", "full_bm25", "reconmem_hybrid", "reconmem_wo_gae")] == [
         "full", "full", "full_bm25", "full_hybrid", "full"]
 
 
