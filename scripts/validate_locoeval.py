@@ -10,7 +10,7 @@ validity figures per fact kind, then the summary line; exit status 1 on any fail
 input. The checks are described in ``benchmarks/locoeval/verified/validate.py`` and docs/locoeval.md.
 
 A fork set (a ``forks.jsonl`` beside the samples, or ``--forks``) gets the fork set's checks instead
-(``benchmarks.locoeval.fork.validate.validate_set``: the fork body passes twice with the sample's
+(``benchmarks.locoeval.fork.validate_set``: the fork body passes twice with the sample's
 other forks in place, the public, blank and distractor-following bodies fail, an alternative-shaped
 fork body passes, no fork fragment in the indexed snapshot, every test file the fork fails hidden).
 """
@@ -76,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def fork_set(args: argparse.Namespace, forks: Path, verification: Path) -> int:
-    """The fork set's checks (``benchmarks.locoeval.fork.validate.validate_set``)."""
-    from benchmarks.locoeval.fork.validate import SetOptions, validate_set
+    """The fork set's checks (``benchmarks.locoeval.fork.validate_set``)."""
+    from benchmarks.locoeval.fork.validate_set import SetOptions, validate_set
 
     if not forks.is_file():
         print(f"error: --forks {forks} does not exist", file=sys.stderr)

@@ -62,7 +62,7 @@ What remains (next sessions) and how it plugs in
 3. **Judging** (done: ``judge`` + ``runner``, ``benchmark=locoeval_fork``): DevEval Pass@1 with the
    fork's test files rebuilt from the diffs and the sample's other targets holding their fork
    bodies; the index hides every target's ``hidden_files``. ``python -m scripts.validate_locoeval``
-   on a set with a ``forks.jsonl`` runs ``validate.validate_set`` (fork passes twice with the other
+   on a set with a ``forks.jsonl`` runs ``validate_set`` (fork passes twice with the other
    forks in place, public / blank / distractor-following bodies fail, v1's AST restructuring of the
    fork body passes, fragments absent, observing test files hidden, changes stated, the ceiling's
    oracle holds every decision and no distractor).

@@ -7,7 +7,7 @@ import json
 import textwrap
 
 from benchmarks.locoeval.fork.ship import read_forks
-from benchmarks.locoeval.fork.validate import alternative_body
+from benchmarks.locoeval.fork.validate_set import alternative_body
 from fork_fixtures import fork_env  # noqa: F401 (fixtures)
 from fork_set_fixtures import MOD, tiny_fork_set  # noqa: F401 (fixtures)
 
