@@ -369,6 +369,21 @@ def test_a_remap_starts_from_the_previous_release_comparisons(tmp_path):
     assert not (tmp_path / "Utilities__toyproj.json").exists()
 
 
+def test_the_state_superseded_last_is_the_previous_one(tmp_path):
+    from benchmarks.deveval.mapping import run
+
+    old = {"project_path": PROJECT, "done": True, "status": "not_mapped", "reason": "no_tests_in_sdist"}
+    (tmp_path / "superseded").mkdir()
+    (tmp_path / "superseded" / "Utilities__toyproj@not_mapped.json").write_text(json.dumps(old))  # no timestamp
+    state = {"project_path": PROJECT, "done": True, "status": "not_mapped", "reason": "too_heavy",
+             "chosen": {"version": "1.0"}}
+    (tmp_path / "Utilities__toyproj.json").write_text(json.dumps(state))
+    assert run._supersede_if_due(tmp_path, PROJECT, named=True)
+    moved = json.loads((tmp_path / "superseded" / "Utilities__toyproj@1.0.json").read_text())
+    assert moved["superseded_at"] and moved["reason"] == "too_heavy"
+    assert report.load_states(tmp_path / "superseded")[PROJECT]["reason"] == "too_heavy"
+
+
 def test_commands_the_test_files_name_become_os_requirements(tmp_path):
     from benchmarks.deveval.mapping.requirements import commands_in_tests
 

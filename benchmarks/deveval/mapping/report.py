@@ -129,13 +129,14 @@ def superseded_manifest(before: list[dict], old_states: dict[str, dict], current
 
 
 def load_states(state_dir: Path) -> dict[str, dict]:
-    """Project states by project path (for several states of one project, the last file name wins)."""
-    out = {}
+    """Project states by project path; of several states of one project (superseded ones) the one
+    superseded last wins (``superseded_at``; states without it count as older, by file name)."""
+    found = []
     for p in sorted(state_dir.glob("*.json")):
         try:
             st = json.loads(p.read_text())
         except json.JSONDecodeError:
             continue
         if st.get("project_path"):
-            out[st["project_path"]] = st
-    return out
+            found.append((st.get("superseded_at") or "", p.name, st))
+    return {st["project_path"]: st for _, _, st in sorted(found, key=lambda x: (x[0], x[1]))}

@@ -16,6 +16,7 @@ import re
 import sys
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmarks.deveval.mapping import report, trees
@@ -143,7 +144,8 @@ def _supersede_if_due(state_dir: Path, project: str, *, named: bool) -> bool:
     while dest.exists():
         i += 1
         dest = dest_dir / f"{_slug(project)}@{_slug(str(version))}.{i}.json"
-    path.replace(dest)
+    atomic_write_json(dest, {**st, "superseded_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    path.unlink()
     print(f"{project}: previous state ({st.get('status')}, {version}) moved to {dest}", flush=True)
     search = st.get("search") or {}
     if search.get("cutoff") == CUTOFF and search.get("collected") == COLLECTED and st.get("versions_compared"):
