@@ -88,7 +88,8 @@ class DetailTurn:
     req_id: str
     turn: int
     n_turns: int
-    requirement_turn: int | None    # the turn introducing the task's requirement (None: no such turn)
+    requirement_turn: int | None    # the first turn introducing the task's requirement (None: no such
+                                    # turn; the turns since it are then counted from the start)
     detail_rank: int                # 0-based rank among the task's detail turns
     n_details: int
     text: str
@@ -127,7 +128,10 @@ def detail_turns(samples: Iterable[Sample], verification: Mapping[tuple[str, str
     for s in samples:
         items = s.items_by_id()
         owner = {it.id: r.req_id for r in s.requirements for it in (*r.gt_items, *r.distractors)}
-        intro = {st.req_id: st.turn for st in s.outline if st.kind == "requirement" and st.req_id}
+        intro: dict[str, int] = {}
+        for st in s.outline:
+            if st.kind == "requirement" and st.req_id:
+                intro.setdefault(st.req_id, st.turn)
         steps = [st for st in s.outline if st.kind in DETAIL_KINDS]
         by_req: dict[str, list] = defaultdict(list)
         for st in steps:
