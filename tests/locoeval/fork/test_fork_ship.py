@@ -96,3 +96,17 @@ def test_the_ship_command_names_a_missing_screening_file(tmp_path, capsys):
 
     assert main(["ship", "--screen", str(tmp_path / "none.jsonl"), "--set-dir", str(tmp_path / "set")]) == 2
     assert "none.jsonl not found (option --screen)" in capsys.readouterr().err
+
+
+def test_the_shipped_fork_data_reads_and_covers_the_shipped_samples():
+    from benchmarks.locoeval.fork.runner import fork_problems
+    from benchmarks.locoeval.fork.ship import SET_DIR
+    from benchmarks.locoeval.loader import load_samples
+
+    forks = read_forks(SET_DIR / "forks.jsonl")
+    assert forks and all(rec.tests and rec.test_ids and rec.hidden_files for rec in forks.values())
+    records = [json.loads(x)["namespace"] for x in (SET_DIR / "deveval_tasks.jsonl").read_text().splitlines()]
+    assert sorted(records) == sorted(forks)
+    if (SET_DIR / "samples.jsonl").is_file():
+        samples = load_samples(SET_DIR / "samples.jsonl")
+        assert [p for s in samples for p in fork_problems(s, forks)] == []
