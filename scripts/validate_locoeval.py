@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from reconmem.platform.offline_env import set_offline_env
 
@@ -66,13 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                            manifest=args.manifest, executor=args.executor, workers=args.workers,
                            timeout=args.timeout, static_only=args.static_only,
                            enforce_validity=not args.figures_only, ids=args.ids, quiet=args.quiet, resume=args.resume)
-    try:
-        lines, status = validate(opts)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(lines))
-    return status
+    return _print_report(validate, opts)
 
 
 def fork_set(args: argparse.Namespace, forks: Path, verification: Path) -> int:
@@ -85,8 +81,13 @@ def fork_set(args: argparse.Namespace, forks: Path, verification: Path) -> int:
     opts = SetOptions(samples=args.samples, forks=forks, verification=verification, manifest=args.manifest,
                       executor=args.executor, workers=args.workers, timeout=args.timeout,
                       static_only=args.static_only, ids=args.ids, quiet=args.quiet, resume=args.resume)
+    return _print_report(validate_set, opts)
+
+
+def _print_report(check: Callable[[Any], tuple[list[str], int]], opts: Any) -> int:
+    """Run ``check(opts)`` and print its report lines; a bad input is one error line (status 2)."""
     try:
-        lines, status = validate_set(opts)
+        lines, status = check(opts)
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
