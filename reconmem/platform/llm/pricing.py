@@ -78,7 +78,9 @@ class BatchTerms:
     source: str
 
 
-def _read_pricing_yaml(path: str | Path | None) -> tuple[Path, dict[str, Any]]:
+def _pricing_section(path: str | Path | None, key: str, what: str) -> tuple[Path, Mapping[str, Any]]:
+    """The pricing file chosen (``path``, ``$RECONMEM_PRICING`` or conf/pricing.yaml) and its ``key``
+    section ({} when the file or the section is absent); ``what``: the mapping the section must be."""
     chosen = Path(path or os.environ.get("RECONMEM_PRICING") or DEFAULT_PRICING_FILE).expanduser()
     if not chosen.exists():
         if path or os.environ.get("RECONMEM_PRICING"):
@@ -92,15 +94,15 @@ def _read_pricing_yaml(path: str | Path | None) -> tuple[Path, dict[str, Any]]:
         raise PricingError(f"{chosen}: invalid YAML: {exc}") from exc
     if not isinstance(data, Mapping):
         raise PricingError(f"{chosen}: expected a mapping with 'models' and 'batch'")
-    return chosen, dict(data)
+    section = data.get(key) or {}
+    if not isinstance(section, Mapping):
+        raise PricingError(f"{chosen}: '{key}' must be a mapping of {what}")
+    return chosen, section
 
 
 def load_batch_terms(path: str | Path | None = None) -> dict[str, BatchTerms]:
     """The ``batch:`` section of a pricing file: provider -> :class:`BatchTerms` ({} if none)."""
-    chosen, data = _read_pricing_yaml(path)
-    section = data.get("batch") or {}
-    if not isinstance(section, Mapping):
-        raise PricingError(f"{chosen}: 'batch' must be a mapping of provider -> terms")
+    chosen, section = _pricing_section(path, "batch", "provider -> terms")
     terms = {}
     for provider, entry in section.items():
         keys = ("rate", "completion_window_hours", "typical_turnaround_hours", "source")
@@ -124,10 +126,7 @@ def provider_of(model: str) -> str:
 
 def load_pricing_file(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """The ``models:`` table of a pricing file (``path``, ``$RECONMEM_PRICING`` or conf/pricing.yaml); {} if none."""
-    chosen, data = _read_pricing_yaml(path)
-    models = data.get("models") or {}
-    if not isinstance(models, Mapping):
-        raise PricingError(f"{chosen}: 'models' must be a mapping of model -> prices")
+    chosen, models = _pricing_section(path, "models", "model -> prices")
     table = {}
     for model, entry in models.items():
         if not isinstance(entry, Mapping):
