@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         print(format_total([s["estimate"] for s in dirs]))
         return 0
     runs = load_runs([s["run_dir"] for s in dirs])
-    table = brackets.brackets_table(runs.tasks_frame(benchmark))
+    table = brackets.brackets_table(runs.tasks_frame(benchmark), names=runs.labels)
     if runs.scripted_runs:
         table.mark(SCRIPTED_MARK)
     print()

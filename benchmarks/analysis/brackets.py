@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from benchmarks.analysis import labels
+from benchmarks.analysis.labels import Labels
 from benchmarks.analysis.render import MISSING, Block, Table, fmt_num, is_missing
 from benchmarks.analysis.stats import PAIR_KEYS, paired_pass_difference
 from benchmarks.locoeval import metrics
@@ -65,9 +66,9 @@ def bracket_cells(tasks: pd.DataFrame, backbones: Sequence[str], subset: str | N
             "same_tasks": floor["keys"] == ceiling["keys"]}
 
 
-def table1_columns() -> list[tuple[str, str]]:
-    """The columns Table 1 adds when bracket runs are present."""
-    return [(labels.method_label(FLOOR), "Pass@1"), (labels.method_label(CEILING), "Pass@1"), ("Memory headroom", "pp")]
+def table1_columns(names: Labels) -> list[tuple[str, str]]:
+    """The columns Table 1 adds when bracket runs are present (labelled by ``names``)."""
+    return [(names.method_label(FLOOR), "Pass@1"), (names.method_label(CEILING), "Pass@1"), ("Memory headroom", "pp")]
 
 
 def table1_values(cells: dict[str, Any]) -> list[str]:
@@ -109,9 +110,11 @@ def _fmt_pass(cell: dict[str, Any]) -> str:
 
 
 def brackets_table(tasks: pd.DataFrame, *, methods: Sequence[str] | None = None, n_resamples: int = 2000,
-                   seed: int = 0) -> Table:
+                   seed: int = 0, names: Labels | None = None) -> Table:
     """Floor, ceiling, headroom with its paired bootstrap CI per subset (and all tasks) × backbone,
-    plus the recovered share of every other method present (``methods``: which, default all)."""
+    plus the recovered share of every other method present (``methods``: which, default all);
+    ``names``: the runs' labels (default: the config labels)."""
+    names = names if names is not None else Labels()
     others = [m for m in labels.order_methods(set(tasks["method"]) if not tasks.empty else set())
               if m not in BRACKETS and (methods is None or m in methods)]
     subsets = labels.order_subsets(set(tasks["subset"].dropna())) if not tasks.empty else []
@@ -119,18 +122,18 @@ def brackets_table(tasks: pd.DataFrame, *, methods: Sequence[str] | None = None,
     blocks: list[Block] = []
     for subset in [*subsets, ALL]:
         backbones = labels.order_backbones(set(tasks.loc[tasks["method"].isin(BRACKETS), "backbone"]))
-        columns = [("Model", ""), (labels.method_label(FLOOR), "Pass@1 (passed/tasks)"),
-                   (labels.method_label(CEILING), "Pass@1 (passed/tasks)"), ("Memory headroom", "pp"),
+        columns = [("Model", ""), (names.method_label(FLOOR), "Pass@1 (passed/tasks)"),
+                   (names.method_label(CEILING), "Pass@1 (passed/tasks)"), ("Memory headroom", "pp"),
                    ("Paired headroom [95% CI]", "pp"), ("Paired", "tasks")]
         for m in others:
-            columns += [(labels.method_label(m), "Pass@1"), (labels.method_label(m), "recovered %")]
+            columns += [(names.method_label(m), "Pass@1"), (names.method_label(m), "recovered %")]
         display: list[list[str]] = []
         row_sets = [[bb] for bb in backbones] + ([backbones] if len(backbones) > 1 else [])
         for bbs in row_sets:
             name = bbs[0] if len(bbs) == 1 else "overall"
             cells = bracket_cells(tasks, bbs, subset)
             paired = _paired(tasks, bbs, subset, n_resamples, seed)
-            line = [labels.backbone_label(name) if name != "overall" else "Overall", _fmt_pass(cells["floor"]),
+            line = [names.backbone_label(name) if name != "overall" else "Overall", _fmt_pass(cells["floor"]),
                     _fmt_pass(cells["ceiling"]), table1_values(cells)[2],
                     MISSING if is_missing(paired["paired_pp"]) else
                     f"{paired['paired_pp']:+.2f} [{paired['ci_low_pp']:+.2f}, {paired['ci_high_pp']:+.2f}]",

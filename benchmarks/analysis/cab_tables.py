@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from benchmarks.analysis import labels
+from benchmarks.analysis.labels import Labels
 from benchmarks.analysis.render import MISSING, Block, Table, fmt_int, fmt_num, fmt_usd, is_missing
 
 NAN = float("nan")
@@ -176,12 +177,13 @@ def cab_paired(records: Sequence[dict[str, Any]], *, proposed: str = labels.PROP
                                        "baseline_rate_pct", "diff_pp", "only_method", "only_baseline", "p_value"])
 
 
-def _blocks(summary: pd.DataFrame, spec: Sequence[tuple[str, str, Any]], *, dagger_key: str | None = None) -> list[Block]:
+def _blocks(summary: pd.DataFrame, spec: Sequence[tuple[str, str, Any]], names: Labels, *,
+            dagger_key: str | None = None) -> list[Block]:
     blocks = []
     for bb in labels.order_backbones(set(summary["backbone"])) if len(summary) else []:
         sel = summary[summary["backbone"] == bb].set_index("method")
         methods = list(sel.index)
-        columns = [("Metric",)] + [(labels.method_label(m),) for m in methods]
+        columns = [("Metric",)] + [(names.method_label(m),) for m in methods]
         rows = []
         for name, key, fmt in spec:
             line = [name]
@@ -198,7 +200,7 @@ def _blocks(summary: pd.DataFrame, spec: Sequence[tuple[str, str, Any]], *, dagg
                     text += INCOMPLETE
                 line.append(text)
             rows.append(line)
-        blocks.append(Block(columns=columns, rows=rows, heading=labels.backbone_label(bb)))
+        blocks.append(Block(columns=columns, rows=rows, heading=names.backbone_label(bb)))
     return blocks
 
 
@@ -206,7 +208,7 @@ def _count(v: Any) -> str:
     return str(int(v))
 
 
-def table2(summary: pd.DataFrame, paired: pd.DataFrame | None = None) -> Table:
+def table2(summary: pd.DataFrame, paired: pd.DataFrame | None = None, *, names: Labels | None = None) -> Table:
     """Correct / Partially Correct / Appropriate / Verbose / Terse (%) and Avg. Turns per method,
     over the same scored issues for every method, with the errored, missing and excluded counts;
     ``paired`` (:func:`cab_paired`) adds a block of ReConMem's Δ against each method with its McNemar p."""
@@ -230,13 +232,14 @@ def table2(summary: pd.DataFrame, paired: pd.DataFrame | None = None) -> Table:
     if len(summary) and "n_repeats" in summary and pd.to_numeric(summary["n_repeats"], errors="coerce").max() > 1:
         notes.append("Repeats (run.repeat): percentages are the mean ± sample sd over the repeats; issue counts are "
                      "summed over the repeats.")
-    blocks = _blocks(summary, spec, dagger_key="correct_pct")
+    names = names if names is not None else Labels()
+    blocks = _blocks(summary, spec, names, dagger_key="correct_pct")
     if paired is not None and len(paired):
         for bb in labels.order_backbones(set(paired["backbone"])):
             sel = paired[paired["backbone"] == bb]
             rows = []
             for _, r in sel.iterrows():
-                rows.append([f"{labels.method_label(r['method'])} vs {labels.method_label(r['baseline'])}",
+                rows.append([f"{names.method_label(r['method'])} vs {names.method_label(r['baseline'])}",
                              "Correct" if r["metric"] == "correct" else "Partially Correct", str(int(r["n_paired"])),
                              fmt_num(r["rate_pct"], 2), fmt_num(r["baseline_rate_pct"], 2),
                              f"{r['diff_pp']:+.2f}", f"{int(r['only_method'])} / {int(r['only_baseline'])}",
@@ -244,14 +247,14 @@ def table2(summary: pd.DataFrame, paired: pd.DataFrame | None = None) -> Table:
             blocks.append(Block(columns=[("Comparison",), ("Rate",), ("Issues paired",), ("Method (%)",),
                                          ("Baseline (%)",), ("Δ (pp)",), ("Discordant (method / baseline)",),
                                          ("McNemar p",)],
-                                rows=rows, heading=f"{labels.backbone_label(bb)}: paired tests"))
+                                rows=rows, heading=f"{names.backbone_label(bb)}: paired tests"))
         notes.append("Paired tests: the same issues (and repeat) scored for both methods; Δ = method − baseline rate; "
                      "exact two-sided McNemar test on the discordant issues (binomial, p = 1 when there are none). "
                      "An errored or missing issue is neither correct nor partially correct.")
     return Table("table2", "Table 2. Performance on CodeAssistBench", data, blocks, notes)
 
 
-def table5(summary: pd.DataFrame) -> Table:
+def table5(summary: pd.DataFrame, *, names: Labels | None = None) -> Table:
     """Maintainer / Memory / Combined tokens per issue (mean) and per turn (macro over issues), and
     the cost per issue."""
     spec = [(f"{k.capitalize()} Tok./{u.capitalize()}", f"{k}_tokens_per_{u}", fmt_int)
@@ -271,4 +274,5 @@ def table5(summary: pd.DataFrame) -> Table:
         if missing:
             notes.append(f"{missing} ledger events carry no cost_usd and count as $0 (records written before "
                          "pricing, or a model missing from the price map).")
-    return Table("table5", "Table 5. Token consumption on CodeAssistBench", data, _blocks(summary, spec), notes)
+    return Table("table5", "Table 5. Token consumption on CodeAssistBench", data,
+                 _blocks(summary, spec, names if names is not None else Labels()), notes)

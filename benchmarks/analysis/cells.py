@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.analysis import labels
+from benchmarks.analysis.labels import Labels
 from benchmarks.analysis.render import fmt_num, is_missing
 from benchmarks.analysis.stats import paired_pass_difference
 from benchmarks.locoeval import metrics
@@ -157,13 +158,13 @@ def compared_samples(tasks: pd.DataFrame, methods: Sequence[str], backbone: str,
     return common, {m: own[m] for m in methods if own.get(m, 0) > len(common)}
 
 
-def compared_rows(tasks: pd.DataFrame, methods: Sequence[str], backbones: Sequence[str], subset: str
-                  ) -> tuple[dict[str, set[str]], list[str]]:
+def compared_rows(tasks: pd.DataFrame, methods: Sequence[str], backbones: Sequence[str], subset: str,
+                  names: Labels) -> tuple[dict[str, set[str]], list[str]]:
     """:func:`compared_samples` of each backbone of a row, and one line per backbone whose runs were
-    cut to them ("Qwen3-235B: Mem0^R (4 → 2 samples)")."""
+    cut to them ("Qwen3-235B: Mem0^R (4 → 2 samples)", labelled by ``names``)."""
     compared = {bb: compared_samples(tasks, methods, bb, subset) for bb in backbones}
-    cut = [f"{labels.backbone_config_label(bb)}: " + ", ".join(
-               f"{labels.method_label(m)} ({n} → {len(ids)} samples)" for m, n in over.items())
+    cut = [f"{names.backbone_config_label(bb)}: " + ", ".join(
+               f"{names.method_label(m)} ({n} → {len(ids)} samples)" for m, n in over.items())
            for bb, (ids, over) in compared.items() if over]
     return {bb: ids for bb, (ids, _) in compared.items()}, cut
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks import records as rec
-from benchmarks.analysis import labels
-from benchmarks.analysis.run_records import LOCOEVAL, RunRecord, SampleRecord, config_section
+from benchmarks.analysis.run_records import LOCOEVAL, RunRecord, SampleRecord
 from benchmarks.records import RecordError
 
 
@@ -49,16 +48,6 @@ class CountedRuns:
                 if (benchmark is None or r.benchmark == benchmark) and (family is None or r.family == family)
                 and (backbone is None or r.backbone == backbone) and (method is None or r.method == method)]
 
-    def register_labels(self) -> None:
-        """Make :mod:`labels` name this set's backbones and methods (model ids and config labels):
-        the tables built from this set's frames then label rows by the models these runs called."""
-        for r in self.runs:
-            labels.remember_model(r.backbone, r.models.get("backbone"))
-            labels.remember_label("method", r.method, r.manifest.get("method_label")
-                                  or config_section(r.config, "method").get("label"))
-            labels.remember_label("backbone", r.backbone, config_section(r.config, "backbone").get("label")
-                                  or labels.backbone_config_label(r.backbone_name))
-
     @property
     def scripted_runs(self) -> list[RunRecord]:
         return [r for r in self.runs if r.scripted]
@@ -70,7 +59,6 @@ class CountedRuns:
         wins over others, then the newest run by manifest ``started``); duplicates are noted in
         ``warnings``. Records only: selected samples without a record are :meth:`missing_samples`.
         """
-        self.register_labels()
         chosen: dict[tuple[str, str, str, int, str], SampleRecord] = {}
         for run in sorted(self.select(benchmark, **kw), key=lambda r: str(r.manifest.get("started") or "")):
             for s in run.samples:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from benchmarks.accounting import is_counted
 from benchmarks.analysis import labels
+from benchmarks.analysis.labels import Labels
 from benchmarks.locoeval import metrics
 
 
@@ -94,7 +95,8 @@ def per_turn_tokens(ledger: pd.DataFrame, methods: Sequence[str] = ("reconmem", 
 
 
 def figure5(data: pd.DataFrame, out_dir: str | Path, name: str = "fig5_per_turn_tokens", *,
-            mark: str | None = None) -> list[Path]:
+            mark: str | None = None, names: Labels | None = None) -> list[Path]:
+    names = names if names is not None else Labels()
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
     styles = ["-", "--", ":", "-."]
@@ -104,7 +106,7 @@ def figure5(data: pd.DataFrame, out_dir: str | Path, name: str = "fig5_per_turn_
             d = data[(data["backbone"] == bb) & (data["method"] == m)].sort_values("turn")
             ax.plot(d["turn"], d["mean_tokens"], styles[i % len(styles)], color=method_color(m),
                     marker=markers[i % len(markers)], markersize=3.5, markevery=max(1, len(d) // 12),
-                    label=plot_label(f"{labels.backbone_label(bb)} {labels.method_label(m)}"))
+                    label=plot_label(f"{names.backbone_label(bb)} {names.method_label(m)}"))
     ax.set_xlabel("Turns")
     ax.set_ylabel("Tokens per turn")
     ax.yaxis.set_major_formatter(plt.FuncFormatter(
@@ -180,8 +182,9 @@ def pass_by_group(tasks: pd.DataFrame, by: str, *,
 
 
 def figure8(by_k: pd.DataFrame, by_l: pd.DataFrame, out_dir: str | Path, name: str = "fig8_pass_by_k_l", *,
-            mark: str | None = None) -> list[Path]:
-    """Pass@1 by k (left) and by length interval l (right), one line per method."""
+            mark: str | None = None, names: Labels | None = None) -> list[Path]:
+    """Pass@1 by k (left) and by length interval l (right), one line per method (``names``: the runs' labels)."""
+    names = names if names is not None else Labels()
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
     for ax, data, xlabel in ((axes[0], by_k, "k (tasks per conversation)"), (axes[1], by_l, "Interval of l (turns)")):
@@ -193,7 +196,7 @@ def figure8(by_k: pd.DataFrame, by_l: pd.DataFrame, out_dir: str | Path, name: s
             ys = np.full(len(pos), np.nan)
             for g, v in zip(d["group"], d["pass1"]):
                 ys[pos[g]] = v
-            ax.plot(xs, ys, marker="o", color=method_color(m), label=plot_label(labels.method_label(m)))
+            ax.plot(xs, ys, marker="o", color=method_color(m), label=plot_label(names.method_label(m)))
         ax.set_xticks(range(len(pos)), list(pos))
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)

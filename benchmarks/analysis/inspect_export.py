@@ -99,9 +99,10 @@ class ReportNumbers:
             samples = cells.of_repeat(self.runs.samples_frame(benchmark, family=LOCOEVAL), repeat)
             built: dict[str, Any] = {"tasks": tasks, "t1": None, "t3": None}
             if not tasks.empty:
-                built["t1"] = tables.table1(tasks, samples, n_resamples=self.n_resamples, seed=self.seed).data
+                built["t1"] = tables.table1(tasks, samples, n_resamples=self.n_resamples, seed=self.seed,
+                                             names=self.runs.labels).data
             if not samples.empty and (samples["status"] == "ok").any():
-                built["t3"] = tables.table3(samples).data
+                built["t3"] = tables.table3(samples, names=self.runs.labels).data
             self._built[key] = built
         return self._built[key]
 
@@ -474,13 +475,13 @@ def eval_log(runs: RunSet, run: RunRecord, *, numbers: ReportNumbers | None = No
                                or None, samples=len(samples), sample_ids=[s.id for s in samples])
     spec = ilog.EvalSpec(
         eval_id=eval_id(run), run_id=run.run_id, created=started.isoformat(), task=run.benchmark,
-        task_id=eval_id(run), task_display_name=f"{run.benchmark} · {labels.method_label(run.method)}",
+        task_id=eval_id(run), task_display_name=f"{run.benchmark} · {runs.labels.method_label(run.method)}",
         task_description=SCRIPTED_MARK if run.scripted else None,
         task_args={k: v for k, v in benchmark.items() if k not in ("name",)},
         solver=run.method, solver_args={k: v for k, v in method.items() if k != "name"},
         tags=[run.benchmark, run.backbone, run.method, run.run_id, *(["scripted"] if run.scripted else [])],
         dataset=dataset, model=str(run.models.get("backbone") or run.backbone), model_roles=roles or None,
-        model_args={"backbone": run.backbone_name, "label": labels.backbone_label(run.backbone)},
+        model_args={"backbone": run.backbone_name, "label": runs.labels.backbone_label(run.backbone)},
         config=ilog.EvalConfig(),
         revision=ilog.EvalRevision(type="git", origin="", commit=str(git_rev), dirty=manifest.get("git_dirty"))
         if git_rev else None,

@@ -1,7 +1,8 @@
 """Canonical method / backbone orders and display labels for tables and figures.
 
-Labels come from the run records (``config.yaml``: ``method.label``, ``backbone.label``) when a
-run exists, otherwise from ``conf/method/<name>.yaml`` / ``conf/backbone/<name>.yaml`` (so a
+Labels (:class:`Labels`, built from the loaded runs and passed to what renders them) come from the
+run records (the manifest's ``method_label``, ``config.yaml``: ``method.label``, ``backbone.label``)
+when a run exists, otherwise from ``conf/method/<name>.yaml`` / ``conf/backbone/<name>.yaml`` (so a
 missing method still gets a proper column header), otherwise the name itself. A backbone row is
 labelled by the model id its runs' manifests recorded, with the config label beside it
 (``openrouter/qwen/qwen3-235b-a22b-2507 (Qwen3-235B)``): the row names the model that answered.
@@ -9,8 +10,11 @@ labelled by the model id its runs' manifests recorded, with the config label bes
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
@@ -28,17 +32,6 @@ CAB_METHODS = ("native_strands", "full", "mem0", "reconmem")
 BACKBONE_ORDER = ("gpt5_mini", "deepseek_v32", "qwen3_235b", "local", "local_1_5b", "openai_compatible")
 SUBSETS = ("single-hop", "multi-hop")
 
-# Overrides filled from run configs by records.load_runs (label found in a record wins).
-_RECORD_LABELS: dict[tuple[str, str], str] = {}
-# Backbone key -> model id recorded in its runs' manifests (filled by records.load_runs).
-_RECORD_MODELS: dict[str, str] = {}
-
-
-def remember_label(group: str, name: str, label: str | None) -> None:
-    """Record a label seen in a run's config.yaml (group is "method" or "backbone")."""
-    if label:
-        _RECORD_LABELS[(group, name)] = str(label)
-
 
 @lru_cache(maxsize=None)
 def _conf_label(group: str, name: str) -> str | None:
@@ -55,33 +48,62 @@ def _conf_label(group: str, name: str) -> str | None:
     return str(label) if label else None
 
 
-def method_label(name: str) -> str:
-    """Display label of a method (e.g. ``mem0r`` -> ``Mem0^R``)."""
-    return _RECORD_LABELS.get(("method", name)) or _conf_label("method", name) or name
+@dataclass(frozen=True)
+class Labels:
+    """The display labels of one set of runs, handed explicitly to what renders them: a label the
+    records carry (``methods``, ``backbones``: name -> label; ``models``: backbone key -> the model id
+    its runs called) wins over ``conf/<group>/<name>.yaml``'s, then the name itself. ``Labels()``
+    knows the config labels only. :meth:`of_runs` builds them from loaded runs
+    (:attr:`benchmarks.analysis.records.RunSet.labels`)."""
+
+    methods: Mapping[str, str] = field(default_factory=dict)
+    backbones: Mapping[str, str] = field(default_factory=dict)
+    models: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of_runs(cls, runs: Iterable[Any]) -> "Labels":
+        """From loaded runs (:class:`benchmarks.analysis.run_records.RunRecord`): a method's label from
+        its manifest (``method_label``) or ``config.yaml``; a backbone's from ``config.yaml`` or its
+        config file (a backbone split by model, ``name@model``, keeps its config name's label); the
+        model its runs' manifests recorded. A later run's label wins."""
+        methods: dict[str, str] = {}
+        backbones: dict[str, str] = {}
+        models: dict[str, str] = {}
+        for r in runs:
+            method = r.manifest.get("method_label") or _section(r.config, "method").get("label")
+            if method:
+                methods[r.method] = str(method)
+            backbones[r.backbone] = str(_section(r.config, "backbone").get("label")
+                                        or _conf_label("backbone", r.backbone_name) or r.backbone_name)
+            model = r.models.get("backbone")
+            if model:
+                models[r.backbone] = str(model)
+            else:
+                models.pop(r.backbone, None)
+        return cls(methods, backbones, models)
+
+    def method_label(self, name: str) -> str:
+        """Display label of a method (e.g. ``mem0r`` -> ``Mem0^R``)."""
+        return self.methods.get(name) or _conf_label("method", name) or name
+
+    def backbone_config_label(self, name: str) -> str:
+        """The config label of a backbone (e.g. ``qwen3_235b`` -> ``Qwen3-235B``), without the model id."""
+        return self.backbones.get(name) or _conf_label("backbone", name) or name
+
+    def backbone_label(self, name: str) -> str:
+        """Row label of a backbone: the recorded model id with the config label beside it
+        (``openrouter/qwen/qwen3-235b-a22b-2507 (Qwen3-235B)``), or the config label alone when no
+        run recorded a model."""
+        label = self.backbone_config_label(name)
+        model = self.models.get(name)
+        if not model or model == label:
+            return label
+        return f"{model} ({label})"
 
 
-def remember_model(backbone: str, model: str | None) -> None:
-    """Record the model id a backbone's runs called (from their manifests); None forgets it."""
-    if model:
-        _RECORD_MODELS[backbone] = str(model)
-    else:
-        _RECORD_MODELS.pop(backbone, None)
-
-
-def backbone_config_label(name: str) -> str:
-    """The config label of a backbone (e.g. ``qwen3_235b`` -> ``Qwen3-235B``), without the model id."""
-    return _RECORD_LABELS.get(("backbone", name)) or _conf_label("backbone", name) or name
-
-
-def backbone_label(name: str) -> str:
-    """Row label of a backbone: the recorded model id with the config label beside it
-    (``openrouter/qwen/qwen3-235b-a22b-2507 (Qwen3-235B)``), or the config label alone when no
-    run recorded a model."""
-    label = backbone_config_label(name)
-    model = _RECORD_MODELS.get(name)
-    if not model or model == label:
-        return label
-    return f"{model} ({label})"
+def _section(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    node = config.get(name)
+    return node if isinstance(node, Mapping) else {}
 
 
 def _ordered(names, order) -> list[str]:

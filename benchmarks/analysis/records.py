@@ -17,11 +17,12 @@ loaded runs.
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable
 
 from benchmarks import records as rec
-from benchmarks.analysis import labels
+from benchmarks.analysis.labels import Labels
 from benchmarks.analysis.frames import RunFrames
 from benchmarks.analysis.run_records import RunRecord, load_run
 from benchmarks.analysis.run_tables import RunTables
@@ -29,7 +30,13 @@ from benchmarks.records import RunDir, Status
 
 
 class RunSet(RunFrames, RunTables):
-    """All runs found under the given paths: what is counted, the frames and the per-run tables."""
+    """All runs found under the given paths: what is counted, the frames and the per-run tables;
+    :attr:`labels` names their methods and backbones (hand it to the tables and figures)."""
+
+    @cached_property
+    def labels(self) -> Labels:
+        """The display labels of these runs (:meth:`benchmarks.analysis.labels.Labels.of_runs`)."""
+        return Labels.of_runs(self.runs)
 
 
 def _split_backbones_by_model(runs: list[RunRecord], warnings: list[str]) -> None:
@@ -45,9 +52,6 @@ def _split_backbones_by_model(runs: list[RunRecord], warnings: list[str]) -> Non
             for r in runs:
                 if r.benchmark == bench and r.backbone == name:
                     r.backbone = f"{name}@{r.models.get('backbone')}"
-                    labels.remember_label("backbone", r.backbone, labels.backbone_config_label(name))
-    for r in runs:
-        labels.remember_model(r.backbone, r.models.get("backbone"))
 
 
 def load_runs(paths: str | Path | Iterable[str | Path]) -> RunSet:

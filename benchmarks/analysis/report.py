@@ -111,25 +111,25 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
 
     def t1() -> Artefact:
         need_tasks()
-        return _table_artefact(benchmark, tables.table1(tasks, samples, n_resamples=n_resamples, seed=seed), out,
+        return _table_artefact(benchmark, tables.table1(tasks, samples, n_resamples=n_resamples, seed=seed, names=runs.labels), out,
                                "Pass@1 (errored counted) and CR, Δ vs the strongest baseline, paired bootstrap", mark)
 
     def t3() -> Artefact:
         if samples.empty or not (samples["status"] == "ok").any():
             raise Skip("no ok LoCoEval samples")
-        return _table_artefact(benchmark, tables.table3(samples), out, "end-to-end tokens and cost per conversation",
+        return _table_artefact(benchmark, tables.table3(samples, names=runs.labels), out, "end-to-end tokens and cost per conversation",
                                mark)
 
     def t4() -> Artefact:
         if samples.empty or not ((samples["method"] == labels.PROPOSED) & (samples["status"] == "ok")).any():
             raise Skip(f"no ok samples of method '{labels.PROPOSED}'")
-        return _table_artefact(benchmark, tables.table4(samples), out, "ReConMem's token breakdown by stage", mark)
+        return _table_artefact(benchmark, tables.table4(samples, names=runs.labels), out, "ReConMem's token breakdown by stage", mark)
 
     def t6() -> Artefact:
         if not methods_present & set(labels.ABLATIONS):
             raise Skip("no ablation runs (reconmem_wo_*)")
         return _table_artefact(benchmark, tables.table6(tasks, samples, budgets=runs.budgets(benchmark),
-                                                        n_resamples=n_resamples, seed=seed), out,
+                                                        n_resamples=n_resamples, seed=seed, names=runs.labels), out,
                                "ablations with their CR gap, budgets and paired tests", mark)
 
     def f5() -> Artefact:
@@ -137,7 +137,7 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
         data = figures.per_turn_tokens(ledger)
         if data.empty:
             raise Skip("no ledger events of reconmem / full")
-        paths = [_write_csv(data, out / "fig5_per_turn_tokens.csv", mark), *figures.figure5(data, out, mark=mark)]
+        paths = [_write_csv(data, out / "fig5_per_turn_tokens.csv", mark), *figures.figure5(data, out, mark=mark, names=runs.labels)]
         return Artefact(benchmark, "fig5", "per-turn tokens of ReConMem and Full", paths)
 
     def f6() -> Artefact:
@@ -175,7 +175,7 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
         by_k = figures.pass_by_group(tasks, "k")
         by_l = figures.pass_by_group(tasks, "l")
         paths = [_write_csv(by_k, out / "fig8_by_k.csv", mark), _write_csv(by_l, out / "fig8_by_l.csv", mark),
-                 *figures.figure8(by_k, by_l, out, mark=mark)]
+                 *figures.figure8(by_k, by_l, out, mark=mark, names=runs.labels)]
         return Artefact(benchmark, "fig8", "Pass@1 by tasks per conversation k and length interval l", paths)
 
     extensions = labels.extension_methods(methods_present)
@@ -188,7 +188,7 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
     def t1x() -> Artefact | None:
         if not extensions or tasks.empty:
             return None  # nothing beyond the paper: no artefact, no skip line
-        table = tables.table1(tasks, samples, methods=beyond(), n_resamples=n_resamples, seed=seed)
+        table = tables.table1(tasks, samples, methods=beyond(), n_resamples=n_resamples, seed=seed, names=runs.labels)
         table.name, table.title = "table1x", "Table 1x. Beyond the paper: Pass@1 (%) and CR on LoCoEval"
         return _table_artefact(benchmark, table, out, "Pass@1 and CR of the methods beyond the paper, beside Full "
                                                       "History and ReConMem", mark)
@@ -196,7 +196,7 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
     def t3x() -> Artefact | None:
         if not extensions or samples.empty or not (samples["status"] == "ok").any():
             return None
-        table = tables.table3(samples, methods=beyond())
+        table = tables.table3(samples, methods=beyond(), names=runs.labels)
         table.name, table.title = "table3x", "Table 3x. Beyond the paper: average end-to-end LLM tokens per conversation"
         return _table_artefact(benchmark, table, out, "end-to-end tokens and cost of the methods beyond the paper", mark)
 
@@ -205,7 +205,7 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
 
         if not brackets.present(tasks):
             raise Skip("no bracket runs (no_memory, oracle_context)")
-        return _table_artefact(benchmark, brackets.brackets_table(tasks, n_resamples=n_resamples, seed=seed), out,
+        return _table_artefact(benchmark, brackets.brackets_table(tasks, n_resamples=n_resamples, seed=seed, names=runs.labels), out,
                                "floor, ceiling and memory headroom, with each method's recovered share", mark)
 
     for name, fn in (("table1", t1), ("brackets", bk), ("table3", t3), ("table4", t4), ("table6", t6), ("table1x", t1x),
@@ -224,11 +224,11 @@ def _cab(report: Report, runs: RunSet, benchmark: str, out: Path) -> None:
         return cab_tables.cab_summary(records)
 
     def t2() -> Artefact:
-        return _table_artefact(benchmark, cab_tables.table2(summary(), cab_tables.cab_paired(records)), out,
+        return _table_artefact(benchmark, cab_tables.table2(summary(), cab_tables.cab_paired(records), names=runs.labels), out,
                                "CAB correctness, verbosity, turns, paired McNemar tests", report.mark)
 
     def t5() -> Artefact:
-        return _table_artefact(benchmark, cab_tables.table5(summary()), out,
+        return _table_artefact(benchmark, cab_tables.table5(summary(), names=runs.labels), out,
                                "CAB tokens and cost per issue and per turn", report.mark)
 
     _step(report, benchmark, "table2", t2)
@@ -294,8 +294,8 @@ def validity_lines(runs: RunSet) -> list[str]:
                   "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
         for _, r in v.iterrows():
             excl = str(int(r["excluded"])) + (f" ({r['excluded_why']})" if r["excluded_why"] else "")
-            row = [labels.backbone_label(r["backbone"]) + (" **[scripted]**" if r["scripted"] else ""),
-                   labels.method_label(r["method"]), r["user_model"], r["judge_model"], r["run_ids"],
+            row = [runs.labels.backbone_label(r["backbone"]) + (" **[scripted]**" if r["scripted"] else ""),
+                   runs.labels.method_label(r["method"]), r["user_model"], r["judge_model"], r["run_ids"],
                    "—" if r["selected"] is None or r["selected"] != r["selected"] else int(r["selected"]),
                    int(r["scored"]), "—" if r["tasks"] is None or r["tasks"] != r["tasks"] else int(r["tasks"]),
                    int(r["errored"]), int(r["missing"]), excl, int(r["unfinished"]), int(r["repeats"]),

@@ -13,7 +13,6 @@ from typing import Any
 
 from benchmarks import records as rec
 from benchmarks.accounting import summarise_events
-from benchmarks.analysis import labels
 from benchmarks.records import Family, RecordError, RunDir, SampleDir, Status
 from reconmem.memory.budgets import BUDGET_NAMES
 
@@ -159,9 +158,6 @@ def load_run(path: str | Path) -> RunRecord:
     backbone = pick("backbone", "name", "backbone")
     method = pick("method", "name", "method")
     run_id = pick("run", "run_id", "run_id")
-    mlabels = manifest.get("model_labels") if isinstance(manifest.get("model_labels"), dict) else {}
-    labels.remember_label("method", method, manifest.get("method_label") or config_section(config, "method").get("label"))
-    labels.remember_label("backbone", backbone, config_section(config, "backbone").get("label") or mlabels.get("backbone"))
     models = manifest["models"]
     run = RunRecord(dir=run_dir, path=path, benchmark=benchmark, backbone=backbone, method=method, run_id=run_id,
                     family=str(manifest["family"]), config=config, manifest=manifest, summary=summary,

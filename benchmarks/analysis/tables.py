@@ -34,6 +34,7 @@ import pandas as pd
 
 from benchmarks.accounting import is_counted
 from benchmarks.analysis import brackets, labels
+from benchmarks.analysis.labels import Labels
 from benchmarks.analysis.render import (MISSING, Block, Table, fmt_count, fmt_delta, fmt_num, fmt_ratio,
                                         fmt_tokens_k, fmt_usd, is_missing)
 from benchmarks.analysis.cells import (CUT_NOTE, ERRORED_NOTE, INCOMPLETE, INCOMPLETE_NOTE, NAN, common_samples,
@@ -85,14 +86,17 @@ def _over_repeats(per: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METHODS,
-           proposed: str = labels.PROPOSED, n_resamples: int = 2000, seed: int = 0) -> Table:
+           proposed: str = labels.PROPOSED, n_resamples: int = 2000, seed: int = 0,
+           names: Labels | None = None) -> Table:
     """Pass@1 (with errored and missing counts) and CR per subset × backbone × method, the Overall
     row, Δ (pp) of ``proposed`` against the strongest *complete* baseline by overall Pass@1 in that
     subset, and a paired repository-cluster bootstrap of that difference over the tasks both methods
     were scored on. Every number of a row is over the samples every compared method of the row was
     scored on (:func:`compared_samples`); the notes name the runs cut to them. With repeats
     (``run.repeat=K``) every number is the mean ± sd over the repeats (each repeat scored on its own;
-    the paired bootstrap pools the repeats' paired tasks, repeat i with repeat i)."""
+    the paired bootstrap pools the repeats' paired tasks, repeat i with repeat i). ``names``: the
+    runs' labels (:attr:`benchmarks.analysis.records.RunSet.labels`; default the config labels)."""
+    names = names if names is not None else Labels()
     baselines = [m for m in methods if m != proposed]
     repeats = repeats_of(tasks, samples)
     multi = len(repeats) > 1
@@ -101,7 +105,7 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
     notes: list[str] = []
     for subset in subsets_of(tasks, samples):
         backbones = row_backbones(tasks, samples, subset)
-        kept, cut = compared_rows(tasks, methods, backbones, subset)
+        kept, cut = compared_rows(tasks, methods, backbones, subset, names)
         if cut:
             notes.append(f"{subset.capitalize()}: {CUT_NOTE}; runs cut to them: {'; '.join(cut)}.")
         row_tasks, row_samples = within_common(tasks, kept), within_common(samples, kept)
@@ -115,21 +119,21 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
         passed_over = [m for m in baselines if not is_missing(cells[(OVERALL, m)]["pass1"])
                        and cells[(OVERALL, m)]["n_missing"]]
         best = max(scored)[2] if scored else None
-        best_label = labels.method_label(best) if best else "strongest complete baseline"
+        best_label = names.method_label(best) if best else "strongest complete baseline"
         if passed_over:
             notes.append(f"{subset.capitalize()}: incomplete (missing samples, not candidates for the strongest "
-                         f"baseline): {', '.join(labels.method_label(m) for m in passed_over)}.")
+                         f"baseline): {', '.join(names.method_label(m) for m in passed_over)}.")
         columns = [("Model", "")]
         for m in methods:
-            columns += [(labels.method_label(m), "Pass@1"), (labels.method_label(m), "Err."),
-                        (labels.method_label(m), "Miss."), (labels.method_label(m), "CR")]
+            columns += [(names.method_label(m), "Pass@1"), (names.method_label(m), "Err."),
+                        (names.method_label(m), "Miss."), (names.method_label(m), "CR")]
         columns += [("CR samples", "n"), (f"Δ vs {best_label}", "pp"), ("Paired Δ [95% CI]", "pp"), ("Paired", "p")]
-        columns += brackets.table1_columns() if brackets.present(tasks) else []
+        columns += brackets.table1_columns(names) if brackets.present(tasks) else []
         display: list[list[str]] = []
         for bb in [*backbones, OVERALL]:
             row_bbs = backbones if bb == OVERALL else [bb]
             n_common = sum(len(common[b]) for b in row_bbs)
-            line = [labels.backbone_label(bb) if bb != OVERALL else "Overall"]
+            line = [names.backbone_label(bb) if bb != OVERALL else "Overall"]
             row_index: dict[str, int] = {}
             for m in methods:
                 row_index[m] = len(rows)
@@ -175,7 +179,7 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
                  "for a BM25 run; — when that run is absent) / of the method over the samples that every compared "
                  "method of the row finished ok (their number: CR samples); mock-user and judge calls excluded. "
                  "Overall = pooled over the backbones of the block, shown only when the method has every backbone.")
-    notes.append(f"Δ = {labels.method_label(proposed)} − strongest complete baseline by overall Pass@1 (pp). Paired Δ: "
+    notes.append(f"Δ = {names.method_label(proposed)} − strongest complete baseline by overall Pass@1 (pp). Paired Δ: "
                  f"the same difference over the tasks both were scored on, 95% percentile CI from {n_resamples} "
                  "repository-cluster bootstrap resamples, two-sided bootstrap p.")
     if brackets.present(tasks):
@@ -189,9 +193,11 @@ def table1(tasks: pd.DataFrame, samples: pd.DataFrame, *, methods: Sequence[str]
 
 # ---------------------------------------------------------------------------- Table 3
 
-def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METHODS) -> Table:
+def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METHODS,
+           names: Labels | None = None) -> Table:
     """Average end-to-end tokens (input + output of response and memory calls) and cost per
-    conversation, over the samples every compared method of the row finished ok."""
+    conversation, over the samples every compared method of the row finished ok (``names``: the runs' labels)."""
+    names = names if names is not None else Labels()
     ok = ok_samples(samples)
     rows, blocks = [], []
     empty = pd.DataFrame()
@@ -199,7 +205,7 @@ def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METH
         backbones = row_backbones(empty, samples, subset)
         columns = [("Model", "")]
         for m in methods:
-            columns += [(labels.method_label(m), "Tok."), (labels.method_label(m), "Cost")]
+            columns += [(names.method_label(m), "Tok."), (names.method_label(m), "Cost")]
         columns += [("Samples", "n"), ("Errored / missing", "n")]
         display = []
         per: dict[tuple[str, str], tuple[float, float]] = {}
@@ -207,7 +213,7 @@ def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METH
             common = common_samples(samples, methods, bb, subset)
             errored = samples[(samples["backbone"] == bb) & (samples["subset"] == subset) & scored_mask(samples)
                               & (samples["status"] != "ok")] if not samples.empty else samples
-            line = [labels.backbone_label(bb)]
+            line = [names.backbone_label(bb)]
             for m in methods:
                 sel = ok[(ok["method"] == m) & (ok["backbone"] == bb) & (ok["subset"] == subset)
                          & ok["sample_id"].isin(common)] if not ok.empty else ok
@@ -249,10 +255,11 @@ def table3(samples: pd.DataFrame, *, methods: Sequence[str] = labels.TABLE1_METH
 # ---------------------------------------------------------------------------- Table 4
 
 def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
-           methods: Sequence[str] = labels.TABLE1_METHODS) -> Table:
+           methods: Sequence[str] = labels.TABLE1_METHODS, names: Labels | None = None) -> Table:
     """Per-stage tokens per conversation of ``method`` (Turn / Task Generation, Memory Sketching,
     Memory Update, plus Other when any other counted purpose used tokens), their shares and the
-    cost per conversation, over the same common samples as Table 3."""
+    cost per conversation, over the same common samples as Table 3 (``names``: the runs' labels)."""
+    names = names if names is not None else Labels()
     ok = ok_samples(samples)
     sel_all = ok[ok["method"] == method] if not ok.empty else ok
     tok_cols = [c for c in samples.columns if c.startswith("tok_")] if not samples.empty else []
@@ -288,7 +295,7 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
             means["average"]["n"] = NAN
         for bb in [*backbones, *(["average"] if backbones else [])]:
             m = means[bb]
-            line = [labels.backbone_label(bb) if bb != "average" else "Average"]
+            line = [names.backbone_label(bb) if bb != "average" else "Average"]
             for st in stages:
                 share = 100 * m[st] / m["total"] if m["total"] > 0 else NAN
                 line += [fmt_tokens_k(m[st]), fmt_num(share, 2)]
@@ -314,7 +321,7 @@ def table4(samples: pd.DataFrame, *, method: str = labels.PROPOSED,
         notes.append(f"No ok records of method '{method}'.")
     if len(repeats_of(samples)) > 1:
         notes.append(f"Repeats: {len(repeats_of(samples))}; token and cost means pool the conversations of every repeat.")
-    return Table("table4", f"Table 4. Token breakdown of {labels.method_label(method)} on LoCoEval", data, blocks, notes)
+    return Table("table4", f"Table 4. Token breakdown of {names.method_label(method)} on LoCoEval", data, blocks, notes)
 
 
 # ---------------------------------------------------------------------------- Table 6
@@ -386,7 +393,7 @@ def _p(x: Any) -> str:
 def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = labels.PROPOSED,
            ablations: Sequence[str] = labels.ABLATIONS, backbones: Sequence[str] | None = None,
            budgets: dict[tuple[str, str], dict[str, Any]] | None = None, n_resamples: int = 2000,
-           seed: int = 0) -> Table:
+           seed: int = 0, names: Labels | None = None) -> Table:
     """Ablations: Pass@1 (with errored and missing counts) and Δ (pp) against the full configuration
     with its paired bootstrap p, CR with the achieved gap to the full configuration's CR and the
     paired bootstrap p of the CR difference, and each configuration's retrieval budgets (k2, k31,
@@ -395,7 +402,8 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
     (the paper: Qwen3-235B only). The "CR-matched" label follows the achieved gap on these samples.
     Each subset compares the configurations over the samples all of them were scored on
     (:func:`compared_samples`; the notes name the runs cut to them); CR is over those every compared
-    configuration (and Full) finished ok. With repeats: mean ± sd over the repeats."""
+    configuration (and Full) finished ok. With repeats: mean ± sd over the repeats. ``names``: the runs' labels."""
+    names = names if names is not None else Labels()
     methods = [reference, *ablations]
     budgets = budgets or {}
     present = set(tasks.loc[tasks["method"].isin(list(ablations)), "backbone"]) if not tasks.empty else set()
@@ -411,7 +419,7 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
     for bb in chosen:
         kept: set[str] = set()
         for s in subsets:
-            ids, cut = compared_rows(tasks, methods, [bb], s)
+            ids, cut = compared_rows(tasks, methods, [bb], s, names)
             kept |= ids[bb]
             cut_notes += [f"{s.capitalize()}, {line}" for line in cut]
         bb_tasks, bb_samples = within_common(tasks, {bb: kept}), within_common(samples, {bb: kept})
@@ -445,10 +453,10 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
             label, matched = cr_match(b, gaps, reference=m == reference) if ran or b else ("", None)
             if m != reference and not is_missing(cells[(m, subsets[0])]["pass1"] if subsets else NAN):
                 matched_rows["matched" if matched else "uncalibrated" if matched is None else "unmatched"].append(
-                    labels.method_label(m))
+                    names.method_label(m))
                 if matched is not None:
                     tolerances.add(float((b or {}).get("tolerance") or DEFAULT_CR_TOLERANCE))
-            line = [labels.method_label(m), f"{_budget_text(b)} {label}".strip()]
+            line = [names.method_label(m), f"{_budget_text(b)} {label}".strip()]
             for s, gap in zip(subsets, gaps):
                 c, ref = cells[(m, s)], cells[(reference, s)]
                 delta, delta_sd, _ = (mean_sd([cr[(m, s)]["pass1"] - cr[(reference, s)]["pass1"] for cr, _ in per_repeat])
@@ -461,7 +469,7 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
                     if not is_missing(delta):
                         paired = paired_cell(bb_tasks, m, reference, [bb], s, n_resamples, seed)
                     pcr = _paired_cr(bb_samples, m, reference, bb, s, common[s], n_resamples, seed)
-                    tests.append([labels.method_label(m), s,
+                    tests.append([names.method_label(m), s,
                                   fmt_mean_sd(delta, delta_sd, c["n_repeats"], fmt_delta),
                                   MISSING if is_missing(paired["paired_diff_pp"]) else
                                   f"{paired['paired_diff_pp']:+.3f} [{paired['ci_low_pp']:+.3f}, {paired['ci_high_pp']:+.3f}]",
@@ -489,20 +497,20 @@ def table6(tasks: pd.DataFrame, samples: pd.DataFrame, *, reference: str = label
                              "n_cr_samples": c.get("n_common", 0), **paired, **pcr,
                              **{k: (b or {}).get(k, NAN) for k in BUDGET_NAMES}})
             display.append(line)
-        blocks.append(Block(columns=columns, rows=display, heading=labels.backbone_label(bb)))
+        blocks.append(Block(columns=columns, rows=display, heading=names.backbone_label(bb)))
         if tests:
             blocks.append(Block(columns=[("Ablation", ""), ("Subset", ""), ("Δ Pass@1", "pp"),
                                          ("Paired Δ [95% CI]", "pp"), ("Paired", "p"), ("Paired", "n tasks"),
                                          ("ΔCR [95% CI]", "×"), ("ΔCR", "p"), ("ΔCR", "n samples")],
-                                rows=tests, heading=f"{labels.backbone_label(bb)}: paired tests against "
-                                                    f"{labels.method_label(reference)}"))
+                                rows=tests, heading=f"{names.backbone_label(bb)}: paired tests against "
+                                                    f"{names.method_label(reference)}"))
     data = pd.DataFrame(rows, columns=["backbone", "subset", "method", "pass1", "pass1_sd", "delta_pp", "delta_sd_pp",
                                        "cr", "cr_sd", "cr_change_pct", "cr_gap", "cr_matched", "n_repeats", "n_tasks",
                                        "n_samples", "n_errored", "n_missing", "incomplete", "n_cr_samples",
                                        "paired_diff_pp", "ci_low_pp", "ci_high_pp", "p_value", "n_paired", "cr_diff",
                                        "cr_ci_low", "cr_ci_high", "cr_p_value", "cr_n_paired", *BUDGET_NAMES])
     tol_text = ", ".join(f"±{100 * t:g}%" for t in sorted(tolerances)) or f"±{100 * DEFAULT_CR_TOLERANCE:g}%"
-    ref_label = labels.method_label(reference)
+    ref_label = names.method_label(reference)
     notes = [f"Arrows: Pass@1 difference (pp) against {ref_label}; p = paired repository-cluster bootstrap over the "
              f"tasks both were scored on ({n_resamples} resamples; the paired-tests block has the 95% CIs). CR against "
              "Full History on the same backbone under the configuration's code retriever (— without that run), over "

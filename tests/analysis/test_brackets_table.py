@@ -59,7 +59,7 @@ def with_brackets(tmp_path_factory):
     for method in OUTCOMES:
         write_bracket_run(root, method)
     runs = load_runs([RESULTS / "locoeval", root / "locoeval"])
-    return root, runs.tasks_frame("locoeval"), runs.samples_frame("locoeval", family=LOCOEVAL)
+    return root, runs.tasks_frame("locoeval"), runs.samples_frame("locoeval", family=LOCOEVAL), runs.labels
 
 
 def _block_row(table, heading: str, model_prefix: str) -> dict:
@@ -71,8 +71,8 @@ def _block_row(table, heading: str, model_prefix: str) -> dict:
 def test_table1_prints_floor_ceiling_and_headroom_per_subset(with_brackets):
     from benchmarks.analysis import tables
 
-    _, tasks, samples = with_brackets
-    t1 = tables.table1(tasks, samples, n_resamples=200)
+    _, tasks, samples, names = with_brackets
+    t1 = tables.table1(tasks, samples, n_resamples=200, names=names)
     single = _block_row(t1, "Single-hop", "openai/gpt-5-mini")
     multi = _block_row(t1, "Multi-hop", "openai/gpt-5-mini")
     assert (single["No Memory (floor) Pass@1"], single["Oracle Context (ceiling) Pass@1"],
@@ -96,8 +96,8 @@ def test_table1_without_bracket_runs_is_unchanged(runset):
 def test_brackets_table_headroom_ci_and_recovered_share(with_brackets):
     from benchmarks.analysis import brackets
 
-    _, tasks, _ = with_brackets
-    table = brackets.brackets_table(tasks, methods=["full"], n_resamples=200)
+    _, tasks, _, names = with_brackets
+    table = brackets.brackets_table(tasks, methods=["full"], n_resamples=200, names=names)
     assert [b.heading for b in table.blocks] == ["Single-hop", "Multi-hop", "All tasks"]
     d = table.data.set_index("subset")
     assert d.loc["single-hop", "headroom_pp"] == pytest.approx(200 / 3)
@@ -115,7 +115,7 @@ def test_brackets_table_headroom_ci_and_recovered_share(with_brackets):
 def test_report_shows_the_brackets(with_brackets, tmp_path):
     from benchmarks.analysis.report import build_report
 
-    root, _, _ = with_brackets
+    root, _, _, _ = with_brackets
     report = build_report([RESULTS / "locoeval", root / "locoeval"], tmp_path / "report", n_resamples=50, tsne=False)
     assert not report.failed, report.failures
     table1 = (tmp_path / "report" / "locoeval" / "table1.md").read_text()

@@ -27,7 +27,7 @@ def _copy(results_dir: Path, tmp_path: Path, backbones: tuple[str, ...] = ("qwen
 
 def _table1(root: Path):
     runs = load_runs([root])
-    return tables.table1(runs.tasks_frame("locoeval"), runs.samples_frame("locoeval"), n_resamples=200)
+    return tables.table1(runs.tasks_frame("locoeval"), runs.samples_frame("locoeval"), n_resamples=200, names=runs.labels)
 
 
 def _cell(t, subset, backbone, method, col):

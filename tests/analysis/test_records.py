@@ -24,12 +24,21 @@ def test_discovers_every_run(runset):
                for w in runset.warnings)
 
 
-def test_labels_come_from_records_then_conf(runset):
-    assert labels.method_label("mem0r") == "Mem0^R"
-    assert labels.backbone_config_label("qwen3_235b") == "Qwen3-235B"
-    assert labels.backbone_label("qwen3_235b") == "openrouter/qwen/qwen3-235b-a22b-2507 (Qwen3-235B)"
-    assert labels.method_label("memgpt") == "MemGPT"  # no run: conf/method/memgpt.yaml
-    assert labels.method_label("no_such_method") == "no_such_method"
+def test_labels_come_from_records_then_conf(runset, results_dir, tmp_path):
+    names = runset.labels
+    assert names.method_label("mem0r") == "Mem0^R"
+    assert names.backbone_config_label("qwen3_235b") == "Qwen3-235B"
+    assert names.backbone_label("qwen3_235b") == "openrouter/qwen/qwen3-235b-a22b-2507 (Qwen3-235B)"
+    assert names.method_label("memgpt") == "MemGPT"  # no run: conf/method/memgpt.yaml
+    assert names.method_label("no_such_method") == "no_such_method"
+    assert labels.Labels().backbone_label("qwen3_235b") == "Qwen3-235B"  # no runs: the config label alone
+    # a label recorded by one set of runs does not leak into another set (no registry between loads)
+    run = _copy_run(results_dir, tmp_path, "qwen3_235b", "mem0r")
+    m = json.loads((run / "manifest.json").read_text())
+    m["method_label"] = "Mem0R (renamed)"
+    (run / "manifest.json").write_text(json.dumps(m))
+    assert load_runs(tmp_path).labels.method_label("mem0r") == "Mem0R (renamed)"
+    assert runset.labels.method_label("mem0r") == load_runs(results_dir).labels.method_label("mem0r") == "Mem0^R"
 
 
 def test_samples_frame_keeps_errored_samples_with_their_status(runset):
@@ -110,7 +119,7 @@ def test_backbones_with_different_models_are_kept_apart(results_dir, tmp_path):
     runs = load_runs(tmp_path)
     assert sorted(r.backbone for r in runs.runs) == ["gpt5_mini@openai/gpt-5-mini", "gpt5_mini@openai/gpt-5-nano"]
     assert any("different models" in w for w in runs.warnings)
-    assert labels.backbone_label("gpt5_mini@openai/gpt-5-nano") == "openai/gpt-5-nano (GPT-5 mini)"
+    assert runs.labels.backbone_label("gpt5_mini@openai/gpt-5-nano") == "openai/gpt-5-nano (GPT-5 mini)"
 
 
 def test_validity_block(runset):

@@ -61,7 +61,7 @@ def test_table1_pass_at_1_and_cr(frames):
     assert cell(d, "multi-hop", "overall", "reconmem", "cr") == pytest.approx(pooled)
 
 
-def test_one_method_errors_on_one_sample(frames):
+def test_one_method_errors_on_one_sample(frames, runset):
     """The fixture's reconmem/qwen3_235b errored on multi-hop s3 (3 tasks) after the run's retries.
 
     Before: Pass@1 over the ok samples only = s4's [T, F] = 50.000 (2 tasks), and each method's CR
@@ -69,7 +69,7 @@ def test_one_method_errors_on_one_sample(frames):
     (s3's 3 count as failed) = 20.000 with Err. = 1, and every CR of the row over s4 only, the one
     sample every compared method finished (CR samples = 1)."""
     tasks, samples = frames
-    t = tables.table1(tasks, samples, n_resamples=200)
+    t = tables.table1(tasks, samples, n_resamples=200, names=runset.labels)
     d = t.data
     assert cell(d, "multi-hop", "qwen3_235b", "reconmem", "pass1") == pytest.approx(20.0)
     assert cell(d, "multi-hop", "qwen3_235b", "reconmem", "n_tasks") == 5
@@ -92,15 +92,15 @@ def test_one_method_errors_on_one_sample(frames):
     assert "Err. = samples that still errored" in md
 
 
-def test_table1_rows_are_labelled_by_the_recorded_model(frames):
-    md = tables.table1(*frames, n_resamples=50).to_markdown()
+def test_table1_rows_are_labelled_by_the_recorded_model(frames, runset):
+    md = tables.table1(*frames, n_resamples=50, names=runset.labels).to_markdown()
     assert "| openrouter/qwen/qwen3-235b-a22b-2507 (Qwen3-235B) |" in md
     assert "| openai/gpt-5-mini (GPT-5 mini) |" in md
 
 
-def test_table1_missing_cells_are_missing(frames):
+def test_table1_missing_cells_are_missing(frames, runset):
     tasks, samples = frames
-    t = tables.table1(tasks, samples, n_resamples=200)
+    t = tables.table1(tasks, samples, n_resamples=200, names=runset.labels)
     d = t.data
     assert math.isnan(cell(d, "single-hop", "gpt5_mini", "vanilla_rag", "pass1"))
     assert math.isnan(cell(d, "single-hop", "overall", "vanilla_rag", "pass1"))  # one backbone missing
