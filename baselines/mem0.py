@@ -50,14 +50,19 @@ class Fact:
     paths: list[str] = field(default_factory=list)
 
 
+def _listed(obj: Any, key: str) -> list[Any]:
+    """The list of a ``{key: [...]}`` reply (a bare list is taken as that list); ValueError otherwise."""
+    if isinstance(obj, list):
+        return obj
+    if not isinstance(obj, dict) or not isinstance(obj.get(key), list):
+        raise ValueError(f'expected {{"{key}": [...]}}')
+    return obj[key]
+
+
 def _facts_shape(obj: Any) -> list[Fact]:
     """Validate extraction output: ``{"facts": [str | {"text", "paths"}]}`` -> facts."""
-    if isinstance(obj, list):
-        obj = {"facts": obj}
-    if not isinstance(obj, dict) or not isinstance(obj.get("facts"), list):
-        raise ValueError('expected {"facts": [...]}')
     facts = []
-    for f in obj["facts"]:
+    for f in _listed(obj, "facts"):
         if isinstance(f, str) and f.strip():
             facts.append(Fact(f.strip()))
         elif isinstance(f, dict) and isinstance(f.get("text"), str) and f["text"].strip():
@@ -69,12 +74,8 @@ def _facts_shape(obj: Any) -> list[Fact]:
 
 def _decisions_shape(obj: Any) -> list[dict[str, Any]]:
     """Validate update output: ``{"memory": [{"id", "text", "event", ["paths"]}]}`` -> decision dicts."""
-    if isinstance(obj, list):
-        obj = {"memory": obj}
-    if not isinstance(obj, dict) or not isinstance(obj.get("memory"), list):
-        raise ValueError('expected {"memory": [...]}')
     out = []
-    for d in obj["memory"]:
+    for d in _listed(obj, "memory"):
         if not isinstance(d, dict):
             continue
         event = str(d.get("event", "")).strip().upper()
