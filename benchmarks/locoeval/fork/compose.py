@@ -24,8 +24,8 @@ Per task (one DevEval target of a fork):
 No tell: info and distractor turns are rendered by the same templates (random openings, shapes and
 tails; the value and the code fragment are the only difference), the distractor comes before or
 after its site's info turn, and in single-hop samples a task's details are shuffled with fillers
-between them (multi-hop: ``verified.compose``'s layout, details of every task spread over the
-middle, revisions and recaps late). The verification rows record per task the changes, the
+between them (multi-hop: every task introduced early, among a seeded number of fillers, details of
+every task spread over the middle, revisions and recaps late). The verification rows record per task the changes, the
 distractor (``mode`` public | counterfactual) and ``distractor_bodies``: the target body a model
 would write if it believed that distractor (the fork body with that one change replaced), which
 ``validate_locoeval`` checks fails the fork's tests.
@@ -50,8 +50,8 @@ from typing import Any, Callable
 from benchmarks.locoeval.fork.catalogue import (CATALOGUE_VERSION, CatalogueError, ExceptionFamily, ForkChange, Target,
                                                 apply_changes)
 from benchmarks.locoeval.fork.tests_derive import DERIVE_VERSION
-from benchmarks.locoeval.verified.compose import (SIZES, SUFFIX, TURNS, _fillers, _multi_hop, _revision_before_recap,
-                                                  _step, plan_sizes, set_statistics)
+from benchmarks.locoeval.verified.compose import (SIZES, SUFFIX, TURNS, _fillers, _revision_before_recap, _step,
+                                                  plan_sizes, set_statistics)
 from benchmarks.locoeval.verified.source import norm, one_line
 from reconmem.platform import pyast
 
@@ -586,6 +586,24 @@ def _single_hop(blocks: list[tuple], fillers: list[dict], rng: random.Random) ->
             details.insert(rng.randint(0, len(details)), f)
         out += slots[i] + [intro, *details, retro]
     return out + slots[-1]
+
+
+def _multi_hop(blocks: list[tuple], fillers: list[dict], rng: random.Random) -> list[dict]:
+    """Every task introduced early (a seeded number of fillers among the introductions), the details of
+    all tasks shuffled together with fillers in the middle, revisions and recaps late."""
+    n_early = rng.randint(0, max(0, len(fillers) // 4))
+    early, rest = fillers[:n_early], fillers[n_early:]
+    head = [b[0] for b in blocks]
+    for f in early:
+        head.insert(rng.randint(0, len(head)), f)
+    middle = [s for b in blocks for s in (b[2], *b[1])]
+    rng.shuffle(middle)
+    cut = len(rest) * 2 // 3
+    for f in rest[:cut]:
+        middle.insert(rng.randint(0, len(middle)), f)
+    tail = [b[3] for b in blocks] + [b[4] for b in blocks] + rest[cut:]
+    rng.shuffle(tail)
+    return head + middle + tail
 
 
 def compose_sample(sample_id: str, subset: str, project: ProjectInput, group: list[Prepared],

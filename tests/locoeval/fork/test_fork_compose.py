@@ -272,6 +272,40 @@ def test_a_counterfactual_the_fork_tests_do_not_catch_is_no_distractor():
     assert ".title()" in [d["value"] for v in plain for d in v["distractors"].values()]
 
 
+def test_multi_target_samples_once_the_tasks_allow_enough_samples():
+    from types import SimpleNamespace
+
+    def tasks(n):
+        return [SimpleNamespace(namespace=f"m.f{i}", project=SimpleNamespace(project_path=f"P/p{i % 40}"))
+                for i in range(n)]
+
+    few = C.plan(tasks(100), seed=0)
+    assert {len(g) for _, g, _ in few} == {1} and len(few) == 100
+    many = C.plan(tasks(int(C.MIN_SAMPLES * 2.5)), seed=0)
+    sizes = [len(g) for _, g, _ in many]
+    assert max(sizes) > 1 and sum(sizes) == int(C.MIN_SAMPLES * 2.5)
+    assert all(len({t.project.project_path for t in g}) == 1 for _, g, _ in many)
+    subsets = [s for _, _, s in many]
+    assert abs(subsets.count("single-hop") - subsets.count("multi-hop")) <= 1
+
+
+def test_a_multi_hop_sample_with_several_targets():
+    tasks, projects = _inputs(1)
+    prepared = [C.prepare(t, projects["Cat/proj0"], __import__("random").Random(0)) for t in tasks[:4]]
+    C.assign_distractors(prepared, __import__("random").Random(0))
+    for seed in range(5):
+        sample, ver = C.compose_sample("p-01-mh", "multi-hop", projects["Cat/proj0"], prepared,
+                                       __import__("random").Random(seed))
+        parse_sample(sample, where="p-01-mh")
+        out = sample["outline"]
+        first_detail = min(t["turn"] for t in out if t["kind"] in ("info", "distractor"))
+        assert max(t["turn"] for t in out if t["kind"] == "requirement") < first_detail
+        for r in sample["requirements"]:
+            turn = {t["kind"]: t["turn"] for t in out if t.get("req_id") == r["req_id"]}
+            assert turn["distractor"] < turn["revision"] < turn["retrospective"]
+        assert len(ver) == 4 and C.TURNS[0] <= len(out) <= C.TURNS[1]
+
+
 def test_validated_rows_take_the_newest_version_and_the_latest_row(tmp_path):
     row, _ = _row("Cat/p", "label")
     older = dict(row, namespace="pkg.mod.shout", catalogue_version=CATALOGUE_VERSION - 1)
