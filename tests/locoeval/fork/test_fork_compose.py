@@ -179,6 +179,13 @@ def test_distractor_and_info_turns_share_their_templates(composed):
                 after_requirement.append(out[i + 1]["kind"] == "distractor")
     assert len(starts["info"] & starts["distractor"]) >= 3
     assert 0 < sum(after_requirement) < len(after_requirement)
+    first = []            # per task: is the distractor its first detail turn?
+    for s in samples:
+        for r in s["requirements"]:
+            details = [t["kind"] for t in s["outline"] if t.get("req_id") == r["req_id"]
+                       and t["kind"] in ("info", "distractor")]
+            first.append(details[0] == "distractor")
+    assert 0.25 < sum(first) / len(first) < 0.75
     for s in samples:
         for r in s["requirements"]:
             for item in r["gt_items"] + r["distractors"]:
