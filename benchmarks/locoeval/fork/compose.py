@@ -290,7 +290,7 @@ def counterfactual(ch: ForkChange, family: ExceptionFamily, target: Target,
     test, an empty guard, a key, a base, a rounding)."""
     if ch.kind in ("scale", "bound", "default"):
         try:
-            pv, fv = ast.literal_eval(ch.public_text), ast.literal_eval(ch.fork_text)
+            pv, fv = pyast.literal_eval(ch.public_text), pyast.literal_eval(ch.fork_text)
         except (ValueError, SyntaxError):
             return None
         if isinstance(pv, bool) or not isinstance(pv, (int, float)) or not isinstance(fv, (int, float)):
@@ -328,7 +328,7 @@ def counterfactual(ch: ForkChange, family: ExceptionFamily, target: Target,
 
 def _string_counterfactual(ch: ForkChange, rng: random.Random) -> tuple[str, str] | None:
     try:
-        pv, fv = ast.literal_eval(ch.public_text), ast.literal_eval(ch.fork_text)
+        pv, fv = pyast.literal_eval(ch.public_text), pyast.literal_eval(ch.fork_text)
     except (ValueError, SyntaxError):
         return None
     if not isinstance(pv, str) or not isinstance(fv, str):
@@ -451,7 +451,7 @@ def _edit_for(ch: ForkChange, text: str) -> str:
         return re.sub(r"\bleading and trailing\b|\btrailing and leading\b", side, text, flags=re.I)
     if k == "separator":
         try:
-            pv, fv = ast.literal_eval(ch.public_text).strip(), ast.literal_eval(ch.fork_text).strip()
+            pv, fv = pyast.literal_eval(ch.public_text).strip(), pyast.literal_eval(ch.fork_text).strip()
         except (ValueError, SyntaxError, AttributeError):
             return text
         if pv in _PUNCT_NAMES and fv in _PUNCT_NAMES:
