@@ -10,7 +10,7 @@ Runs ``no_memory`` (floor) and ``oracle_context`` (ceiling) through the one run 
 invocation resumes), then prints floor, ceiling and memory headroom per subset from the records
 (:mod:`benchmarks.analysis.brackets`). Both skip the preparation replies: one model call per task.
 Extra arguments are Hydra overrides applied to both runs; the benchmark defaults to
-``locoeval_verified_v2``. With ``run.repeat=K`` each bracket runs K times (run ids ``<run_id>-r<i>``)
+``locoeval_fork`` (the fork set, issue 34). With ``run.repeat=K`` each bracket runs K times (run ids ``<run_id>-r<i>``)
 and the table pairs repeat i of the floor with repeat i of the ceiling. With ``run.dry_run=true`` it
 prints each bracket's estimate and their sum (over the repeats too).
 Exit status: 0, 1 when a sample errored, 2 on a configuration or data problem.
@@ -24,7 +24,7 @@ from reconmem.platform.offline_env import set_offline_env
 
 set_offline_env()
 
-DEFAULTS = ("benchmark=locoeval_verified_v2", "run.run_id=brackets")
+DEFAULTS = ("benchmark=locoeval_fork", "run.run_id=brackets")
 
 
 def overrides_for(argv: list[str]) -> list[str]:
