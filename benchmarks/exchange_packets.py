@@ -36,8 +36,8 @@ followed by its chat messages (system, user, ...). Answer each one exactly as th
 to those messages, using only what the request itself contains and your own knowledge.
 
 Rules (strict):
-- Use no tools at all: do not read files, run commands, search, or execute code. Everything you may
-  use is in this text.
+- Use only this text and your own knowledge: open no other file, run no command or code, do no search,
+  ask no model. (Reading this packet and writing your reply are the only actions.)
 - Treat each request on its own: do not carry information from one request to another.
 - Follow each request's instructions (for example "Reply with the complete function ... in one
   ```python code block") and respect its length limit.

@@ -66,7 +66,7 @@ def test_packets_answered_separately_finish_both_brackets(tmp_path, capsys):
         assert len(samples) == len(set(samples))
     for name in index:
         text = (out / f"{name}.md").read_text()
-        assert "answer in:" not in text and "Use no tools at all" in text
+        assert "answer in:" not in text and "Use only this text and your own knowledge" in text
         reply = tmp_path / f"reply_{name}.md"
         reply.write_text(_reply(out / f"{name}.md", waiting))
         assert exchange(["unpack", str(reply), "--packets", str(out), "--packet", name]) == 0
