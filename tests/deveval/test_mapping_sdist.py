@@ -384,13 +384,16 @@ def test_the_state_superseded_last_is_the_previous_one(tmp_path):
     assert report.load_states(tmp_path / "superseded")[PROJECT]["reason"] == "too_heavy"
 
 
-def test_commands_the_test_files_name_become_os_requirements(tmp_path):
-    from benchmarks.deveval.mapping.requirements import commands_in_tests
+def test_commands_the_test_files_and_task_modules_name_become_os_requirements(tmp_path):
+    from benchmarks.deveval.mapping.requirements import named_commands
 
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_k.py").write_text("def test_k(run):\n    run('ssh-keygen -l -f %s' % 'x')\n"
                                                   "    assert 'git' in ['git']\n    print('make a file')\n")
-    assert sorted(commands_in_tests(tmp_path, ["tests/test_k.py", "tests/missing.py"])) == ["git", "openssh-client"]
+    (tmp_path / "utils.py").write_text("import subprocess\ndef running(name):\n"
+                                       "    return subprocess.call(['/usr/bin/pgrep', name]) == 0\n")
+    assert sorted(named_commands(tmp_path, ["tests/test_k.py", "tests/missing.py"])) == ["git", "openssh-client"]
+    assert sorted(named_commands(tmp_path, ["tests/test_k.py", "utils.py"])) == ["git", "openssh-client", "procps"]
 
 
 def test_a_gpu_stack_the_tests_import_only_inside_a_test_is_left_out(tmp_path, monkeypatch):

@@ -43,7 +43,7 @@ from reconmem.platform.downloads import DownloadError
 from . import match, pypi, trees
 from .requirements import (PYTEST_SPEC, ResolveError, declared_requirements, fixes_from_log, heavy,
                            imported_modules, install_os_packages, local_modules, missing_os_packages,
-                           commands_in_tests, failed_builds, module_level_test_imports, optional_heavy,
+                           named_commands, failed_builds, module_level_test_imports, optional_heavy,
                            package_imports, relax_pins, shims_from_log, obsolete_runner,
                            os_packages_from_build_log, resolve, third_party, unpin_runner, without_dists)
 
@@ -371,7 +371,8 @@ def _build_environment(job: ProjectJob, rel, root: Path, matched: list[match.Tas
         "from_source_imports": third_party(source - modules, local, install + dec.test + list(
             third_party(modules, local, install + dec.test))),
         "sources": dec.sources, "pytest_plugin": dec.pytest_plugin, "fixes": [],
-        "os_requirements": commands_in_tests(root, test_files), "rounds": []})
+        "os_requirements": named_commands(root, test_files + sorted({t.file_in_project for t in mtasks})),
+        "rounds": []})
     info.setdefault("imports_without_extras", third_party(modules, local, install))
     info.setdefault("extras", True)
     info.setdefault("runner_unpinned", False)

@@ -83,7 +83,8 @@ OS_COMMANDS = {"git": "git", "hg": "mercurial", "svn": "subversion", "ffmpeg": "
                "sqlite3": "sqlite3", "make": "make", "gcc": "gcc", "cc": "gcc", "file": "file", "zip": "zip",
                "unzip": "unzip", "bash": "bash", "patch": "patch", "ldd": "libc-bin", "objdump": "binutils",
                "readelf": "binutils", "strip": "binutils", "ld": "binutils", "openssl": "openssl",
-               "krb5-config": "libkrb5-dev", "lilypond": "lilypond", "timidity": "timidity"}
+               "krb5-config": "libkrb5-dev", "lilypond": "lilypond", "timidity": "timidity", "pgrep": "procps",
+               "pkill": "procps"}
 # What a failed build of a pinned requirement says is missing, and the Debian packages that provide it.
 BUILD_OS_HINTS = [
     (re.compile(r"krb5-config|gssapi/gssapi\.h|krb5\.h"), ("libkrb5-dev",)),
@@ -467,14 +468,16 @@ def fixes_from_log(log: str) -> tuple[list[str], list[str]]:
 
 # Commands distinctive enough that a test file naming one (``run('ssh-keygen -l ...')``) needs its package.
 NAMED_COMMANDS = ("ssh", "ssh-keygen", "ssh-agent", "git", "hg", "svn", "ffmpeg", "gpg", "sqlite3", "gcc", "objdump",
-                  "readelf", "ldd", "openssl", "lilypond", "timidity")
+                  "readelf", "ldd", "openssl", "lilypond", "timidity", "pgrep", "pkill")
 
 
-def commands_in_tests(root: Path, test_files: list[str]) -> list[str]:
-    """Debian packages of the commands the test files name in a string (the whole string or its first
-    word), so Docker images get them even when the host already has them and no run fails."""
+def named_commands(root: Path, files: list[str]) -> list[str]:
+    """Debian packages of the commands ``files`` (the test files and the task modules) name in a string
+    (the whole string or its first word), so Docker images get them even when the host already has
+    them and no run fails (mackup's ``is_process_running`` runs ``pgrep``, whose absence it reports
+    as False)."""
     found = []
-    for rel in test_files:
+    for rel in files:
         try:
             tree = pyast.parse((root / rel).read_text(errors="replace"))
         except (SyntaxError, ValueError, OSError):
@@ -482,6 +485,7 @@ def commands_in_tests(root: Path, test_files: list[str]) -> list[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip():
                 word = node.value.split()[0]
+                word = word.rsplit("/", 1)[-1] if word.startswith("/") else word     # /usr/bin/pgrep
                 if word in NAMED_COMMANDS:
                     found.append(OS_COMMANDS[word])
     return _dedupe(found)
