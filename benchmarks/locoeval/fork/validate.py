@@ -6,6 +6,8 @@ local executor, the fork's test files in place of the originals):
 - ``fork_passes``: the fork's reference passes the fork's tests, twice (deterministic);
 - ``public_fails``: the public library's body fails them;
 - ``blank_fails``: the blank body (``raise NotImplementedError``) fails them;
+- ``constant_fails``: each body of :data:`CONSTANT_BODIES` that compiles as the target's body
+  (``return None``, ``return True``, ...) fails them (tests a constant passes do not pin the fork);
 - ``change_observed``: reverting any single fork change makes them fail (every change is observed);
 - ``not_in_snapshot``: each change's fork fragment (for ``order``: the swapped statements) occurs in
   no file of the snapshot the method sees (own file blanked, the hidden test files removed); a fork
@@ -23,13 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from benchmarks.deveval.splice import BLANK_BODY, splice_body
+from benchmarks.deveval.splice import BLANK_BODY, check_syntax, splice_body
 from benchmarks.locoeval.fork.catalogue import ForkChange, apply_to_text
 from benchmarks.locoeval.fork.tests_derive import RecordingExecutor, observing_files
 from benchmarks.locoeval.verified.source import norm
 from benchmarks.sandbox.base import ERROR, FAIL, PASS, ExecutionJob, ExecutionOutcome, Executor
 
-CHECKS = ("fork_passes", "public_fails", "blank_fails", "change_observed", "not_in_snapshot", "hidden")
+CHECKS = ("fork_passes", "public_fails", "blank_fails", "constant_fails", "change_observed", "not_in_snapshot",
+          "hidden")
+CONSTANT_BODIES = ("return None", "return True", "return False", "return ''", "return 0", "return []", "return {}")
 
 
 @dataclass
@@ -51,8 +55,32 @@ class ForkTask:
     def fork_text(self, changes: list[ForkChange] | None = None) -> str:
         return apply_to_text(self.public_text, self.changes if changes is None else changes)
 
-    def blank_text(self) -> str:
-        return splice_body(self.public_text, self.body_start, self.body_end, BLANK_BODY, self.indent)
+    def body_text(self, body: str) -> str:
+        """The target module as released with ``body`` as the target's body."""
+        return splice_body(self.public_text, self.body_start, self.body_end, body, self.indent)
+
+    def constant_texts(self) -> dict[str, str]:
+        """:func:`constant_bodies` of the target: constant body -> the module with it."""
+        return constant_bodies(self.public_text, self.body_start, self.body_end, self.indent, self.target_file)
+
+
+def constant_bodies(module_text: str, body_start: int, body_end: int, indent: int, filename: str) -> dict[str, str]:
+    """Each of :data:`CONSTANT_BODIES` that compiles as the body at ``body_start..body_end`` of
+    ``module_text``, with the module text it gives (the body replaces the whole body, so each
+    compiles where the module around it does)."""
+    out = {}
+    for body in CONSTANT_BODIES:
+        text = splice_body(module_text, body_start, body_end, body, indent)
+        if check_syntax(text, filename) is None:
+            out[body] = text
+    return out
+
+
+def constant_problems(outcomes: dict[str, str]) -> list[str]:
+    """The ``constant_fails`` check over ``{constant body: outcome}``: each body that passes the
+    fork's tests or whose run was inconclusive (a timeout or memory kill)."""
+    return [f"the constant body `{body}` " + ("passes the fork's tests" if out == PASS else f"is inconclusive ({out})")
+            for body, out in outcomes.items() if out not in (FAIL, ERROR)]
 
 
 def judge(executor: Executor, root: Path, env: Any, task: ForkTask, module_text: str | None,
@@ -114,8 +142,11 @@ def validate_fork(task: ForkTask, *, root: Path, env: Any, executor: Executor, r
                              "detail": ", ".join(o.outcome for o in outs)}
     pub = run(None, "public")
     checks["public_fails"] = {"ok": _fails(pub), "detail": pub.outcome}
-    blank = run(task.blank_text(), "blank")
+    blank = run(task.body_text(BLANK_BODY), "blank")
     checks["blank_fails"] = {"ok": _fails(blank), "detail": blank.outcome}
+    constants = {body: run(text, body).outcome for body, text in task.constant_texts().items()}
+    bad = constant_problems(constants)
+    checks["constant_fails"] = {"ok": not bad, "detail": "; ".join(bad) or f"{len(constants)} constant bodies fail"}
     reverted = {}
     for ch in task.changes:
         others = [c for c in task.changes if c is not ch]

@@ -1,7 +1,7 @@
 """The shipped fork set's checks (``python -m scripts.validate_locoeval`` on samples beside a
 ``forks.jsonl``): :func:`validate_set`. Per task, through the fork's judge with the sample's other
 targets holding their fork bodies, the checks of :mod:`benchmarks.locoeval.fork.validate` that apply
-to a composed set, plus the distractor-following bodies, an alternative-shaped fork body, the
+to a composed set (the constant bodies included), plus the distractor-following bodies, an alternative-shaped fork body, the
 statements and the ceiling's oracle. A module of its own: the screening imports ``validate``, and
 this one imports the judge, which reads the screening's rows."""
 
@@ -15,11 +15,11 @@ from typing import Any
 
 from benchmarks.locoeval.fork.catalogue import ForkChange
 from benchmarks.locoeval.fork.tests_derive import RecordingExecutor, observing_files
-from benchmarks.locoeval.fork.validate import fragment_hits, visible_finder
+from benchmarks.locoeval.fork.validate import constant_bodies, constant_problems, fragment_hits, visible_finder
 from benchmarks.locoeval.verified.source import norm
 
-SET_CHECKS = ("data", "fork_passes", "public_fails", "blank_fails", "distractor", "alternative", "not_in_snapshot",
-              "hidden", "stated", "ceiling")
+SET_CHECKS = ("data", "fork_passes", "public_fails", "blank_fails", "constant_fails", "distractor", "alternative",
+              "not_in_snapshot", "hidden", "stated", "ceiling")
 
 
 @dataclass
@@ -117,8 +117,9 @@ def validate_set(opts: SetOptions) -> tuple[list[str], int]:
     """Every check of a fork set; returns the printed lines (FAIL lines, summary) and the exit status.
 
     Per task (the sample's other targets hold their fork bodies in every run): ``fork_passes`` (the
-    fork body, twice), ``public_fails``, ``blank_fails``, ``distractor`` (each body a distractor
-    implies fails), ``alternative`` (v1's AST restructuring of the fork body passes; not counted when
+    fork body, twice), ``public_fails``, ``blank_fails``, ``constant_fails`` (each constant body
+    ``return None``, ``return True``, ... that compiles for the target fails), ``distractor`` (each
+    body a distractor implies fails), ``alternative`` (v1's AST restructuring of the fork body passes; not counted when
     no restructuring applies), ``not_in_snapshot`` (no change's fork fragment in what the method
     sees), ``hidden`` (every test file failing under the fork is hidden), ``stated`` (with the
     verification's ``item_changes``), ``ceiling`` (:func:`ceiling_problems`), ``data`` (sample and
@@ -236,6 +237,10 @@ def validate_set(opts: SetOptions) -> tuple[list[str], int]:
         report(label, "public_fails", out in ("fail", "error"), f"the public body: {out}")
         out = run(BLANK_BODY, "blank")
         report(label, "blank_fails", out in ("fail", "error"), f"the blank body: {out}")
+        constants = {body: run(body, f"constant {body}")
+                     for body in constant_bodies(files[rec.file], rec.body_start, rec.body_end, rec.indent, rec.file)}
+        bad = constant_problems(constants)
+        report(label, "constant_fails", not bad, "; ".join(bad))
         for d in r.distractors:
             body = bodies.get(d.id)
             if body is None:

@@ -59,14 +59,21 @@ def test_every_check_of_the_tiny_fork_set_passes(tmp_path, capsys, tiny_fork_set
     assert status == 0, lines
     summary = lines[-1]
     assert "2 tasks in 1 samples checked; 0 failing checks" in summary
-    for check in ("data 2/2", "fork_passes 2/2", "public_fails 2/2", "blank_fails 2/2", "distractor 2/2",
+    for check in ("data 2/2", "fork_passes 2/2", "public_fails 2/2", "blank_fails 2/2", "constant_fails 2/2",
+                  "distractor 2/2",
                   "not_in_snapshot 2/2", "hidden 2/2", "stated 2/2", "ceiling 2/2"):
         assert check in summary, (check, summary)
 
 
-def test_a_broken_verification_and_sample_are_flagged(tmp_path, capsys, tiny_fork_set):
+def test_a_broken_verification_and_sample_are_flagged(tmp_path, capsys, tiny_fork_set, monkeypatch):
+    from benchmarks.locoeval.fork import validate
+
     fs = tiny_fork_set
     forks = read_forks(fs.set_dir / "forks.jsonl")
+    tag_fork = forks["tinyfork.mod.tag"].fork_body
+    assert "\n" not in tag_fork
+    # a stand-in constant body that is tag's fork body: it passes tag's fork tests, and join's fail it
+    monkeypatch.setattr(validate, "CONSTANT_BODIES", ("return None", tag_fork))
     sample = fs.sample()
     sample["outline"] = [s if s["kind"] != "revision" or s["req_id"] != "R2" else {**s, "text": "Something else."}
                          for s in sample["outline"]]
@@ -79,6 +86,9 @@ def test_a_broken_verification_and_sample_are_flagged(tmp_path, capsys, tiny_for
     status, lines = _validate(capsys, samples, ver, fs)
     assert any(ln.startswith("FAIL tiny-fork-1/R1 tinyfork.mod.join: distractor: R1.D1: the body that follows it passes")
                for ln in lines), lines
+    assert f"FAIL tiny-fork-1/R2 tinyfork.mod.tag: constant_fails: the constant body `{tag_fork}` passes the fork's " \
+        "tests" in lines, lines
+    assert "constant_fails 1/2" in lines[-1]
     rows = [json.loads(x) for x in ver.read_text().splitlines()]
     rows[1]["distractor_bodies"] = []
     ver.write_text("".join(json.dumps(r) + "\n" for r in rows))
