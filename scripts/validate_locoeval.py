@@ -62,26 +62,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: verification file {vpath} does not exist (--verification)", file=sys.stderr)
         return 2
     forks = args.forks or (args.samples.parent / "forks.jsonl")
-    if args.forks or forks.is_file():
-        return fork_set(args, forks, vpath)
+    if args.forks and not forks.is_file():
+        print(f"error: --forks {forks} does not exist", file=sys.stderr)
+        return 2
     opts = ValidateOptions(samples=args.samples, verification=vpath, deveval_data=args.deveval_data,
                            manifest=args.manifest, executor=args.executor, workers=args.workers,
                            timeout=args.timeout, static_only=args.static_only,
-                           enforce_validity=not args.figures_only, ids=args.ids, quiet=args.quiet, resume=args.resume)
+                           enforce_validity=not args.figures_only, ids=args.ids, quiet=args.quiet, resume=args.resume,
+                           forks=forks if forks.is_file() else None)
+    if opts.forks is not None:
+        from benchmarks.locoeval.fork.validate_set import validate_set
+
+        return _print_report(validate_set, opts)
     return _print_report(validate, opts)
-
-
-def fork_set(args: argparse.Namespace, forks: Path, verification: Path) -> int:
-    """The fork set's checks (``benchmarks.locoeval.fork.validate_set``)."""
-    from benchmarks.locoeval.fork.validate_set import SetOptions, validate_set
-
-    if not forks.is_file():
-        print(f"error: --forks {forks} does not exist", file=sys.stderr)
-        return 2
-    opts = SetOptions(samples=args.samples, forks=forks, verification=verification, manifest=args.manifest,
-                      executor=args.executor, workers=args.workers, timeout=args.timeout,
-                      static_only=args.static_only, ids=args.ids, quiet=args.quiet, resume=args.resume)
-    return _print_report(validate_set, opts)
 
 
 def _print_report(check: Callable[[Any], tuple[list[str], int]], opts: Any) -> int:

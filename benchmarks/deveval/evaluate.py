@@ -1,7 +1,7 @@
 """Pass@1 for DevEval tasks: splice a body into a pristine copy and run the task's tests.
 
 Entry points: :func:`evaluate_completion` (a model reply for one task; used by the LoCoEval
-runner), :func:`run_body` (a given body text), :func:`oracle_task` (reference must pass, blank must
+runner; :func:`completion_or_verdict` its steps before a run, shared with the fork judge), :func:`run_body` (a given body text), :func:`oracle_task` (reference must pass, blank must
 fail), :func:`pass_at_k`, and :func:`needs_network` / :func:`excluded_under` (tasks whose tests
 need the network at test time: the manifest field ``needs_network``; they cannot be judged in a
 container without network and are excluded there, and reported, never counted).
@@ -100,6 +100,27 @@ def run_reference(task: DevEvalTask, snapshot_root: Path, *, env: EnvSpec, execu
     return executor.run(job)
 
 
+def completion_or_verdict(namespace: str, reply_text: str, function_name: str, *, entry: ProjectEntry | None,
+                          executor: Executor, t0: float, located_by: str | None = None) -> tuple[dict, dict | None]:
+    """What a judge of a reply decides before running it: the verdict's common fields with the
+    reply's completion (``completion``: the extracted body), and the verdict itself when the reply is
+    not run (no code in it: ``no_code``; its tests need the network under Docker: ``needs_network``),
+    else None. ``t0``: when judging started (``time.monotonic()``)."""
+    base = {"namespace": namespace, "completion": "", "returncode": None, "located_by": located_by}
+    try:
+        completion = extract_completion(reply_text, function_name)
+    except ExtractionError as exc:
+        return base, {**base, "outcome": FAIL, "passed": False, "log": f"no completion: {exc}",
+                      "seconds": time.monotonic() - t0, "detail": "no_code"}
+    base["completion"] = completion.body
+    if getattr(executor, "name", "") == "docker" and namespace in needs_network(entry):
+        return base, {**base, "outcome": ERROR, "passed": False, "excluded": NEEDS_NETWORK_FIELD,
+                      "log": f"{namespace}: its tests need the network (manifest field {NEEDS_NETWORK_FIELD!r}); "
+                             f"not judged under executor=docker (network disabled) - exclude it from the task set",
+                      "seconds": time.monotonic() - t0, "detail": "needs_network"}
+    return base, None
+
+
 def evaluate_completion(namespace: str, reply_text: str, *, repo_spec: dict, executor: Executor,
                         manifest=None, task: DevEvalTask | None = None, data_path: str | Path | None = None,
                         env: EnvSpec | None = None, timeout_s: float | None = None) -> dict:
@@ -118,25 +139,17 @@ def evaluate_completion(namespace: str, reply_text: str, *, repo_spec: dict, exe
     man = _manifest(manifest)
     task = task or get_task(namespace, data_path)
     entry = man.for_repo_spec(repo_spec) or man.project(task.project_path)
-    base = {"namespace": namespace, "completion": "", "returncode": None, "located_by": None}
-    try:
-        completion = extract_completion(reply_text, task.function_name)
-    except ExtractionError as exc:
-        return {**base, "outcome": FAIL, "passed": False, "log": f"no completion: {exc}",
-                "seconds": time.monotonic() - t0, "detail": "no_code"}
-    base["completion"] = completion.body
-    if getattr(executor, "name", "") == "docker" and namespace in needs_network(entry):
-        return {**base, "outcome": ERROR, "passed": False, "excluded": NEEDS_NETWORK_FIELD,
-                "log": f"{namespace}: its tests need the network (manifest field {NEEDS_NETWORK_FIELD!r}); "
-                       f"not judged under executor=docker (network disabled) - exclude it from the task set",
-                "seconds": time.monotonic() - t0, "detail": "needs_network"}
+    base, verdict = completion_or_verdict(namespace, reply_text, task.function_name, entry=entry, executor=executor,
+                                          t0=t0)
+    if verdict is not None:
+        return verdict
     if env is None:
         if entry is None:
             raise ValueError(f"no manifest entry for {task.project_path} / {repo_spec}: pass env=EnvSpec(...)")
         env = env_spec_for(entry)
     try:
         root = get_snapshot(repo_spec, manifest=man)
-        outcome, info = run_body(task, root, completion.body, env=env, executor=executor,
+        outcome, info = run_body(task, root, base["completion"], env=env, executor=executor,
                                  hint=_hint_for(entry, repo_spec, namespace), timeout_s=timeout_s)
     except (SnapshotError, LocateError) as exc:
         return {**base, "outcome": ERROR, "passed": False, "log": str(exc), "seconds": time.monotonic() - t0,

@@ -6,6 +6,7 @@ Both loaders validate their input; errors name the file, the line or entry, and 
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -343,3 +344,21 @@ def env_spec_for(entry: ProjectEntry, *, sdist_archive: Path | None = None):
                    compat_shims=entry.compat_shims, os_requirements=entry.os_requirements,
                    project_sdist=str(sdist_archive) if entry.install_project_from_sdist else None,
                    project_sdist_sha256=entry.sdist_sha256 if entry.install_project_from_sdist else None)
+
+
+class PreparedEnvs:
+    """``entry -> EnvSpec``: each manifest entry's test environment (:func:`env_spec_for`), prepared
+    on ``executor`` the first time it is asked for; safe to call from several threads."""
+
+    def __init__(self, executor) -> None:
+        self.executor = executor
+        self._envs: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, entry: ProjectEntry):
+        with self._lock:
+            if entry.project_path not in self._envs:
+                env = env_spec_for(entry)
+                self.executor.prepare(env)
+                self._envs[entry.project_path] = env
+            return self._envs[entry.project_path]

@@ -140,3 +140,26 @@ def test_manifest_without_freeze_falls_back_to_resolving_test_requirements(tmp_p
     path.write_text(json.dumps([entry]))
     e = load_manifest(path).entries[0]
     assert e.env_pip_install == ("pytest<8",) and e.pip_no_deps is False
+
+
+def test_prepared_envs_prepare_each_project_once_across_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from benchmarks.deveval.tasks import PreparedEnvs
+
+    class CountingExecutor:
+        def __init__(self):
+            self.prepared = []
+
+        def prepare(self, env):
+            self.prepared.append(env.name)
+
+    manifest = load_manifest()
+    entries = [manifest.project("Utilities/boltons"), manifest.project("Communications/IMAPClient")]
+    executor = CountingExecutor()
+    prepared = PreparedEnvs(executor)
+    with ThreadPoolExecutor(4) as pool:
+        envs = list(pool.map(prepared, entries * 8))
+    assert sorted(executor.prepared) == ["Communications/IMAPClient", "Utilities/boltons"]
+    assert {e.name for e in envs} == {"Communications/IMAPClient", "Utilities/boltons"}
+    assert envs[0] is envs[2] and envs[1] is envs[3]

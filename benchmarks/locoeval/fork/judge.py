@@ -141,36 +141,28 @@ class ForkJudge:
         return self._manifest, self._executor
 
     def __call__(self, sample: Any, req: Any, reply_text: str) -> dict[str, Any]:
-        from benchmarks.deveval.evaluate import NEEDS_NETWORK_FIELD, needs_network
+        from benchmarks.deveval.evaluate import completion_or_verdict
         from benchmarks.deveval.providers import SnapshotError, get_snapshot
-        from benchmarks.deveval.splice import ExtractionError, extract_completion
         from benchmarks.deveval.tasks import env_spec_for
 
         t0 = time.monotonic()
         manifest, executor = self._setup()
         records = sample_forks(sample, self.forks)
         target = self.forks[req.namespace]
-        base = {"namespace": req.namespace, "completion": "", "returncode": None, "located_by": "fork record"}
-        try:
-            completion = extract_completion(reply_text, req.function_name)
-        except ExtractionError as exc:
-            return {**base, "outcome": FAIL, "passed": False, "log": f"no completion: {exc}",
-                    "seconds": time.monotonic() - t0, "detail": "no_code"}
-        base["completion"] = completion.body
         entry = manifest.for_repo_spec(sample.repo_spec) or manifest.project(sample.project_path)
+        base, verdict = completion_or_verdict(req.namespace, reply_text, req.function_name, entry=entry,
+                                              executor=executor, t0=t0, located_by="fork record")
+        if verdict is not None:
+            return verdict
         if entry is None and self._env_for is None:
             raise ForkDataError(f"sample {sample.id!r}: no manifest entry for {sample.project_path}")
         env = self._env_for(sample) if self._env_for is not None else env_spec_for(entry)
-        if getattr(executor, "name", "") == "docker" and req.namespace in needs_network(entry):
-            return {**base, "outcome": ERROR, "passed": False, "excluded": NEEDS_NETWORK_FIELD,
-                    "log": f"{req.namespace}: its tests need the network; not judged under executor=docker",
-                    "seconds": time.monotonic() - t0, "detail": "needs_network"}
         try:
             root = Path(get_snapshot(sample.repo_spec, manifest=manifest))
         except SnapshotError as exc:
             return {**base, "outcome": ERROR, "passed": False, "log": str(exc), "seconds": time.monotonic() - t0,
                     "detail": "snapshot"}
-        out = run_fork_body(executor, root, env, records, target, completion.body,
+        out = run_fork_body(executor, root, env, records, target, base["completion"],
                             timeout_s=self._timeout)
         return {**base, "outcome": out.outcome, "passed": out.passed, "log": out.log, "seconds": out.seconds,
                 "returncode": out.returncode, "detail": out.detail}

@@ -144,16 +144,16 @@ class ForkRecord:
     """One shipped fork task (a ``forks.jsonl`` line; ``set/FORMAT.md``)."""
 
     namespace: str
-    project_path: str
+    test_ids: tuple[str, ...]                  # the task's DevEval node ids
+    project_path: str                          # the snapshot: DevEval project, version, provider spec
     version: str
     repo: dict[str, Any]
-    file: str
+    file: str                                  # the target function in the snapshot
     signature_line: int
     body_start: int
     body_end: int
     indent: int
     public_body_sha256: str
-    test_ids: tuple[str, ...]
     changes: tuple[dict[str, Any], ...]
     fork_body: str
     tests: dict[str, TestFileDiff]
@@ -189,12 +189,11 @@ class ForkRecord:
         changes = need("changes", list)
         if not changes:
             raise ForkDataError(f"{where}: field 'changes': empty")
-        return cls(namespace=need("namespace", str), project_path=need("project_path", str),
-                   version=need("version", str), repo=need("repo", dict), file=need("file", str),
-                   signature_line=need("signature_line", int), body_start=need("body_start", int),
-                   body_end=need("body_end", int), indent=need("indent", int),
-                   public_body_sha256=need("public_body_sha256", str), test_ids=tuple(need("test_ids", list)),
-                   changes=tuple(changes), fork_body=need("fork_body", str), tests=tests,
+        return cls(namespace=need("namespace", str), test_ids=tuple(need("test_ids", list)),
+                   project_path=need("project_path", str), version=need("version", str), repo=need("repo", dict),
+                   file=need("file", str), signature_line=need("signature_line", int),
+                   body_start=need("body_start", int), body_end=need("body_end", int), indent=need("indent", int),
+                   public_body_sha256=need("public_body_sha256", str), changes=tuple(changes), fork_body=need("fork_body", str), tests=tests,
                    hidden_files=tuple(need("hidden_files", list)), checks=dict(obj.get("checks") or {}),
                    rewrites=tuple(obj.get("rewrites") or ()), catalogue_version=obj.get("catalogue_version"),
                    derive_version=obj.get("derive_version"))
@@ -235,9 +234,11 @@ def public_body_sha256(body: str) -> str:
     return hashlib.sha256(dedent_body(body).encode()).hexdigest()
 
 
-def fork_record(row: dict[str, Any], root: Path, repo: dict[str, Any], indent: int) -> ForkRecord:
-    """The shipped record of one validated screening row over its snapshot ``root``; every test diff
-    is applied to the snapshot's file and must give back the same diff (round trip)."""
+def fork_record(row: dict[str, Any], root: Path, repo: dict[str, Any], indent: int,
+                test_ids: tuple[str, ...]) -> ForkRecord:
+    """The shipped record of one validated screening row over its snapshot ``root`` (``test_ids``:
+    the task's DevEval node ids); every test diff is applied to the snapshot's file and must give
+    back the same diff (round trip)."""
     from benchmarks.locoeval.fork.tests_derive import unified_diffs
 
     ns = row["namespace"]
@@ -251,10 +252,10 @@ def fork_record(row: dict[str, Any], root: Path, repo: dict[str, Any], indent: i
     if not tests:
         raise ForkDataError(f"{ns}: the screening row has no test diff")
     der = row.get("derivation") or {}
-    return ForkRecord(namespace=ns, project_path=row["project_path"], version=row["version"], repo=repo,
-                      file=row["file"], signature_line=row["signature_line"], body_start=row["body_start"],
+    return ForkRecord(namespace=ns, test_ids=test_ids, project_path=row["project_path"], version=row["version"],
+                      repo=repo, file=row["file"], signature_line=row["signature_line"], body_start=row["body_start"],
                       body_end=row["body_end"], indent=indent, public_body_sha256=row["public_body_sha256"],
-                      test_ids=(), changes=tuple(row["changes"]), fork_body=row["fork_body"], tests=tests,
+                      changes=tuple(row["changes"]), fork_body=row["fork_body"], tests=tests,
                       hidden_files=tuple(row["hidden_files"]), checks=dict(row.get("checks") or {}),
                       rewrites=tuple(der.get("rewrites") or ()), catalogue_version=row.get("catalogue_version"),
                       derive_version=row.get("derive_version"))
@@ -315,8 +316,8 @@ def build(screen: Path, *, deveval_data: Path | None = None, manifest: Any = Non
         if (ref["body_start"], ref["body_end"]) != (row["body_start"], row["body_end"]) \
                 or public_body_sha256(ref["body"]) != row["public_body_sha256"]:
             raise ForkDataError(f"{ns}: the snapshot's reference body differs from the screened one")
-        rec = fork_record(row, root, {k: v for k, v in entry.repo_spec().items() if v is not None}, ref["indent"])
-        forks.append(ForkRecord(**{**rec.__dict__, "test_ids": tuple(task.tests)}))
+        forks.append(fork_record(row, root, {k: v for k, v in entry.repo_spec().items() if v is not None},
+                                 ref["indent"], tuple(task.tests)))
         used.append(records[ns])
     return ShipResult(forks, used, skipped, version)
 

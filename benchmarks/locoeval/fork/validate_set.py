@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,26 +16,10 @@ from benchmarks.locoeval.fork.catalogue import ForkChange
 from benchmarks.locoeval.fork.tests_derive import RecordingExecutor, observing_files
 from benchmarks.locoeval.fork.validate import constant_bodies, constant_problems, fragment_hits, visible_finder
 from benchmarks.locoeval.verified.source import norm
+from benchmarks.locoeval.verified.validate import ValidateOptions, verification_path
 
 SET_CHECKS = ("data", "fork_passes", "public_fails", "blank_fails", "constant_fails", "distractor", "alternative",
               "not_in_snapshot", "hidden", "stated", "ceiling")
-
-
-@dataclass
-class SetOptions:
-    """``scripts.validate_locoeval`` on a fork set (samples beside a ``forks.jsonl``)."""
-
-    samples: Path
-    forks: Path
-    verification: Path
-    manifest: Path | None = None
-    executor: str = "local"
-    workers: int = 1
-    timeout: float = 120.0
-    static_only: bool = False
-    ids: list[str] | None = None
-    quiet: bool = False
-    resume: Path | None = None       # append-only outcome file: a rerun repeats no conclusive test run
 
 
 def load_fork_verification(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -113,8 +96,10 @@ def ceiling_problems(sample: Any, req: Any, rec: Any) -> list[str]:
     return out
 
 
-def validate_set(opts: SetOptions) -> tuple[list[str], int]:
-    """Every check of a fork set; returns the printed lines (FAIL lines, summary) and the exit status.
+def validate_set(opts: ValidateOptions) -> tuple[list[str], int]:
+    """Every check of the fork set ``opts.forks`` (the verification file: ``opts.verification``, by
+    default beside the samples; ``deveval_data`` and ``enforce_validity`` do not apply); returns the
+    printed lines (FAIL lines, summary) and the exit status.
 
     Per task (the sample's other targets hold their fork bodies in every run): ``fork_passes`` (the
     fork body, twice), ``public_fails``, ``blank_fails``, ``constant_fails`` (each constant body
@@ -131,7 +116,7 @@ def validate_set(opts: SetOptions) -> tuple[list[str], int]:
 
     from benchmarks.deveval.providers import get_snapshot
     from benchmarks.deveval.splice import BLANK_BODY
-    from benchmarks.deveval.tasks import env_spec_for, load_manifest
+    from benchmarks.deveval.tasks import PreparedEnvs, load_manifest
     from benchmarks.locoeval.fork.judge import fork_edits, hidden_files, run_fork_body, sample_forks
     from benchmarks.locoeval.fork.runner import fork_problems
     from benchmarks.locoeval.fork.screen import MAX_OBSERVER_FILES, is_test_file
@@ -148,8 +133,10 @@ def validate_set(opts: SetOptions) -> tuple[list[str], int]:
 
     t0 = time.monotonic()
     samples = load_samples(opts.samples, ids=opts.ids)
+    if opts.forks is None:
+        raise ValueError("no fork records: validate_set needs forks (--forks)")
     forks = read_forks(opts.forks)
-    verification = load_fork_verification(opts.verification)
+    verification = load_fork_verification(opts.verification or verification_path(opts.samples))
     manifest = load_manifest(opts.manifest)
     failures: list[str] = []
     passed: Counter[str] = Counter()
@@ -169,7 +156,7 @@ def validate_set(opts: SetOptions) -> tuple[list[str], int]:
     executor = None if opts.static_only else build_executor({"name": opts.executor, "timeout_s": opts.timeout})
     recorder = None if opts.static_only else RecordingExecutor(timeout_s=opts.timeout)
     outcomes = OutcomeCache(opts.resume) if opts.resume and executor is not None else None
-    envs: dict[str, Any] = {}
+    prepared_env = PreparedEnvs(executor)
     files_of: dict[str, dict[str, str]] = {}
     env_lock = threading.Lock()
 
@@ -215,11 +202,7 @@ def validate_set(opts: SetOptions) -> tuple[list[str], int]:
                "; ".join(f"{k} in {v}" for k, v in hits.items() if v))
         if executor is None:
             return
-        with env_lock:
-            if entry.project_path not in envs:
-                envs[entry.project_path] = env_spec_for(entry)
-                executor.prepare(envs[entry.project_path])
-        env = envs[entry.project_path]
+        env = prepared_env(entry)
         scope = f"fork:{opts.executor}:{entry.project_path}@{entry.version}:" + ",".join(sorted(x.namespace for x in records))
 
         def run(body: str | None, what: str) -> str:

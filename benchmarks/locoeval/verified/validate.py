@@ -68,6 +68,7 @@ class ValidateOptions:
     ids: list[str] | None = None
     quiet: bool = False
     resume: Path | None = None     # append-only outcome file: a rerun repeats no conclusive test run
+    forks: Path | None = None      # a fork set's records: the fork set's checks (``fork.validate_set``)
 
 
 def verification_path(samples: Path) -> Path:
@@ -196,7 +197,7 @@ def validate(opts: ValidateOptions) -> tuple[list[str], int]:
     from benchmarks.deveval.evaluate import run_body, run_reference
     from benchmarks.deveval.providers import get_snapshot, reference_function, task_file
     from benchmarks.deveval.splice import BLANK_BODY
-    from benchmarks.deveval.tasks import env_spec_for, load_manifest, load_tasks
+    from benchmarks.deveval.tasks import PreparedEnvs, load_manifest, load_tasks
     from benchmarks.locoeval.loader import load_samples
     from benchmarks.sandbox import build_executor
 
@@ -231,7 +232,7 @@ def validate(opts: ValidateOptions) -> tuple[list[str], int]:
         failures.append(f"FAIL {ns}: shared-task: scored in {len(ids)} samples ({', '.join(ids)})")
 
     executor = None if opts.static_only else build_executor({"name": opts.executor, "timeout_s": opts.timeout})
-    envs: dict[str, Any] = {}
+    prepared_env = PreparedEnvs(executor)
     env_lock = threading.Lock()
     outcomes = OutcomeCache(opts.resume) if opts.resume and executor is not None else None
 
@@ -319,11 +320,7 @@ def validate(opts: ValidateOptions) -> tuple[list[str], int]:
         validity(s, r, ver, root, label, visible)
         if executor is None:
             return
-        with env_lock:
-            if entry.project_path not in envs:
-                envs[entry.project_path] = env_spec_for(entry)
-                executor.prepare(envs[entry.project_path])
-        env = envs[entry.project_path]
+        env = prepared_env(entry)
 
         scope = f"{opts.executor}:{entry.project_path}@{entry.version}"
 
