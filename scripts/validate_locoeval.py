@@ -11,7 +11,8 @@ input. The checks are described in ``benchmarks/locoeval/verified/validate.py`` 
 
 A fork set (a ``forks.jsonl`` beside the samples, or ``--forks``) gets the fork set's checks instead
 (``benchmarks.locoeval.fork.validate_set``: the fork body passes twice with the sample's
-other forks in place, the public, blank and distractor-following bodies fail, an alternative-shaped
+other forks in place, the public, blank, constant (``return None``, ``return False``, ...) and
+distractor-following bodies fail, an alternative-shaped
 fork body passes, no fork fragment in the indexed snapshot, every test file the fork fails hidden).
 """
 

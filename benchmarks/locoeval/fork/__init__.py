@@ -29,8 +29,8 @@ The pieces (this package; v1 / v2 code is reused by import and not changed)
   test that passes on the release passes on the fork; a unified diff per test file. Anything that
   cannot be done mechanically (no literal side, a loop or shared helper seeing two values, a failure
   without a recorded assertion, a class the test file cannot name) drops the task with its reason.
-- ``validate``: per-task checks (fork passes twice, public and blank bodies fail, reverting any one
-  change fails, the fork fragment nowhere in what the method sees, every test file that observes
+- ``validate``: per-task checks (fork passes twice, public, blank and constant bodies fail,
+  reverting any one change fails, the fork fragment nowhere in what the method sees, every test file that observes
   the fork hidden).
 - ``ship`` / ``judge`` / ``runner``: the shipped data (``set/``), the fork's Pass@1 and the benchmark
   ``locoeval_fork`` (items 2 and 3 below).
@@ -63,7 +63,7 @@ What remains (next sessions) and how it plugs in
    fork's test files rebuilt from the diffs and the sample's other targets holding their fork
    bodies; the index hides every target's ``hidden_files``. ``python -m scripts.validate_locoeval``
    on a set with a ``forks.jsonl`` runs ``validate_set`` (fork passes twice with the other
-   forks in place, public / blank / distractor-following bodies fail, v1's AST restructuring of the
+   forks in place, public / blank / constant / distractor-following bodies fail, v1's AST restructuring of the
    fork body passes, fragments absent, observing test files hidden, changes stated, the ceiling's
    oracle holds every decision and no distractor).
 4. **Composition** (``verified.compose.compose_sample`` takes ``Candidate`` s whose ``kept`` facts
