@@ -146,7 +146,8 @@ def validate_fork(task: ForkTask, *, root: Path, env: Any, executor: Executor, r
     checks["blank_fails"] = {"ok": _fails(blank), "detail": blank.outcome}
     constants = {body: run(text, body).outcome for body, text in task.constant_texts().items()}
     bad = constant_problems(constants)
-    checks["constant_fails"] = {"ok": not bad, "detail": "; ".join(bad) or f"{len(constants)} constant bodies fail"}
+    fine = f"{len(constants)} constant bodies fail" if constants else "no constant body compiles"
+    checks["constant_fails"] = {"ok": not bad, "detail": "; ".join(bad) or fine}
     reverted = {}
     for ch in task.changes:
         others = [c for c in task.changes if c is not ch]

@@ -103,7 +103,8 @@ def validate_set(opts: ValidateOptions) -> tuple[list[str], int]:
 
     Per task (the sample's other targets hold their fork bodies in every run): ``fork_passes`` (the
     fork body, twice), ``public_fails``, ``blank_fails``, ``constant_fails`` (each constant body
-    ``return None``, ``return True``, ... that compiles for the target fails), ``distractor`` (each
+    ``return None``, ``return True``, ... that compiles for the target fails; not counted when none
+    compiles, e.g. a body range that starts below a nested function's decorator), ``distractor`` (each
     body a distractor implies fails), ``alternative`` (v1's AST restructuring of the fork body passes; not counted when
     no restructuring applies), ``not_in_snapshot`` (no change's fork fragment in what the method
     sees), ``hidden`` (every test file failing under the fork is hidden), ``stated`` (with the
@@ -222,8 +223,12 @@ def validate_set(opts: ValidateOptions) -> tuple[list[str], int]:
         report(label, "blank_fails", out in ("fail", "error"), f"the blank body: {out}")
         constants = {body: run(body, f"constant {body}")
                      for body in constant_bodies(files[rec.file], rec.body_start, rec.body_end, rec.indent, rec.file)}
-        bad = constant_problems(constants)
-        report(label, "constant_fails", not bad, "; ".join(bad))
+        if constants:
+            bad = constant_problems(constants)
+            report(label, "constant_fails", not bad, "; ".join(bad))
+        else:
+            with lock:
+                not_applicable["constant_fails"] += 1
         for d in r.distractors:
             body = bodies.get(d.id)
             if body is None:
@@ -251,8 +256,9 @@ def validate_set(opts: ValidateOptions) -> tuple[list[str], int]:
     jobs = [(s, r) for s in samples for r in s.requirements]
     run_pool(jobs, one, workers=max(1, opts.workers), progress=False, raise_errors=True)
     parts = ", ".join(f"{c} {passed[c]}/{total[c]}" for c in SET_CHECKS if total[c])
-    na = f"; alternative not applicable (no restructuring) for {not_applicable['alternative']}" \
-        if not_applicable["alternative"] else ""
+    na = "".join(f"; {check} not applicable ({why}) for {not_applicable[check]}" for check, why in
+                 (("constant_fails", "no constant body compiles"), ("alternative", "no restructuring"))
+                 if not_applicable[check])
     lines = sorted(failures) + [
         f"validate_locoeval (fork set): {len(jobs)} tasks in {len(samples)} samples checked; {len(failures)} "
         f"failing checks; {parts}{na}; {time.monotonic() - t0:.0f} s{' (static only)' if opts.static_only else ''}"]
