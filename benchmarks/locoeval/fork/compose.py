@@ -520,17 +520,19 @@ def requirement_text(p: Prepared, rng: random.Random) -> str:
 # -- the set ----------------------------------------------------------------------------------------------
 
 def assign_distractors(tasks: list[Prepared], rng: random.Random) -> list[dict[str, str]]:
-    """Give every task one distractor, at most PUBLIC_SHARE of them public; returns the tasks left out
-    (only a public distractor possible, the public quota full) with their reason."""
+    """Give every task one distractor, at most PUBLIC_SHARE of them public. A task whose only possible
+    distractor is public, once the public share is full, keeps no distractor (its decisions are still
+    stated); returns those tasks with their reason."""
     forced = [p for p in tasks if not p.has_counterfactual()]
     free = [p for p in tasks if p.has_counterfactual()]
-    forced_ids = {id(p) for p in forced}
-    dropped: list[dict[str, str]] = []
+    bare: list[dict[str, str]] = []
     rng.shuffle(forced)
     while forced and len(forced) > int(PUBLIC_SHARE * (len(forced) + len(free))):
         p = forced.pop()
-        dropped.append({"namespace": p.namespace, "reason": "only a public distractor possible and the public "
-                                                            "share is full"})
+        p.distractor = None
+        bare.append({"namespace": p.namespace, "reason": "no distractor: only a public one possible and the public "
+                                                         "share is full"})
+    forced_ids = {id(p) for p in forced}
     n = len(forced) + len(free)
     quota = int(PUBLIC_SHARE * n) - len(forced)
     order = list(free)
@@ -541,9 +543,7 @@ def assign_distractors(tasks: list[Prepared], rng: random.Random) -> list[dict[s
         sites = [i for i, opts in p.options.items() if any(c.mode == mode for c in opts)]
         i = rng.choice(sorted(sites))
         p.distractor = (i, next(c for c in p.options[i] if c.mode == mode))
-    kept = {id(p) for p in forced + free}   # the forced ones not dropped
-    tasks[:] = [p for p in tasks if id(p) in kept]
-    return dropped
+    return bare
 
 
 def plan(tasks: list[Prepared], seed: int) -> list[tuple[ProjectInput, list[Prepared], str]]:
@@ -578,10 +578,11 @@ def _single_hop(blocks: list[tuple], fillers: list[dict], rng: random.Random) ->
         (slots[k // 2] if k % 2 == 0 or k // 2 >= len(blocks) else inner[k // 2]).append(f)
     out: list[dict] = []
     for i, (intro, infos, dis, rev, retro) in enumerate(blocks):
-        details = [dis, *infos]
+        details = ([dis] if dis is not None else []) + [*infos]
         rng.shuffle(details)
-        at = details.index(dis)
-        details.insert(rng.randint(at + 1, len(details)), rev)
+        if dis is not None:
+            at = details.index(dis)
+            details.insert(rng.randint(at + 1, len(details)), rev)
         for f in inner[i]:
             details.insert(rng.randint(0, len(details)), f)
         out += slots[i] + [intro, *details, retro]
@@ -596,12 +597,12 @@ def _multi_hop(blocks: list[tuple], fillers: list[dict], rng: random.Random) -> 
     head = [b[0] for b in blocks]
     for f in early:
         head.insert(rng.randint(0, len(head)), f)
-    middle = [s for b in blocks for s in (b[2], *b[1])]
+    middle = [s for b in blocks for s in (b[2], *b[1]) if s is not None]
     rng.shuffle(middle)
     cut = len(rest) * 2 // 3
     for f in rest[:cut]:
         middle.insert(rng.randint(0, len(middle)), f)
-    tail = [b[3] for b in blocks] + [b[4] for b in blocks] + rest[cut:]
+    tail = [b[3] for b in blocks if b[3] is not None] + [b[4] for b in blocks] + rest[cut:]
     rng.shuffle(tail)
     return head + middle + tail
 
@@ -612,7 +613,6 @@ def compose_sample(sample_id: str, subset: str, project: ProjectInput, group: li
     reqs, verif, blocks, said = [], [], [], []
     for k, p in enumerate(group, 1):
         rid, fn = f"R{k}", p.fn
-        d_idx, d_claim = p.distractor
         target = target_of(p.inp, project.exceptions)
         fork_body = apply_changes(target, p.changes)
         truths = [Claim(ch.fork_value, ch.fork_fragment, fork_body) for ch in p.changes]
@@ -621,32 +621,38 @@ def compose_sample(sample_id: str, subset: str, project: ProjectInput, group: li
             text = detail_text(fn, ch.kind, claim, rng)
             gt_items.append({"id": f"{rid}.I{i}", "text": text, "evidence": [ch.fork_fragment]})
             infos.append(_step("info", text + SUFFIX, f"State a decision of `{fn}`.", rid, [f"{rid}.I{i}"], fn))
-        d_change, gt_id = p.changes[d_idx], f"{rid}.I{d_idx + 1}"
-        d_text = detail_text(fn, d_change.kind, d_claim, rng)
-        r_text = revision_text(fn, d_change.kind, truths[d_idx], d_claim, rng)
-        said += [ch.fork_fragment for ch in p.changes] + [ch.fragment for ch in p.changes] + [d_claim.fragment]
+        said += [ch.fork_fragment for ch in p.changes] + [ch.fragment for ch in p.changes]
+        distractors, d_verif, d_bodies, dis, rev = [], {}, [], None, None
+        if p.distractor is not None:
+            d_idx, d_claim = p.distractor
+            d_change, gt_id = p.changes[d_idx], f"{rid}.I{d_idx + 1}"
+            d_text = detail_text(fn, d_change.kind, d_claim, rng)
+            r_text = revision_text(fn, d_change.kind, truths[d_idx], d_claim, rng)
+            said.append(d_claim.fragment)
+            distractors = [{"id": f"{rid}.D1", "text": d_text, "revised_by": gt_id}]
+            d_verif = {f"{rid}.D1": {"revised_by": gt_id, "kind": d_change.kind, "mode": d_claim.mode,
+                                     "change": d_change.key, "value": d_claim.value, "fragment": d_claim.fragment}}
+            d_bodies = [{"item_id": f"{rid}.D1", "body": d_claim.body}]
+            dis = _step("distractor", d_text + SUFFIX, f"State a wrong detail of `{fn}` (revised later).", rid,
+                        [f"{rid}.D1"], fn)
+            rev = _step("revision", r_text + SUFFIX, f"Revise the wrong detail of `{fn}`.", rid, [gt_id], fn)
         row = p.inp.row
         reqs.append({"req_id": rid, "namespace": p.namespace, "completion_path": row["file"],
                      "signature": p.inp.signature,
                      "tests": list(p.inp.test_ids or p.inp.record.get("tests", [])),
                      "description": one_line(p.requirement["Functionality"]), "gt_items": gt_items,
-                     "distractors": [{"id": f"{rid}.D1", "text": d_text, "revised_by": gt_id}]})
+                     "distractors": distractors})
         verif.append({
             "sample_id": sample_id, "req_id": rid, "namespace": p.namespace, "file": row["file"],
             "signature_line": row["signature_line"], "body_start": row["body_start"], "body_end": row["body_end"],
             "public_body_sha256": row.get("public_body_sha256"),
             "fork_body_sha256": hashlib.sha256(fork_body.encode()).hexdigest(),
             "items": {f"{rid}.I{i}": ch.record() for i, ch in enumerate(p.changes, 1)},
-            "distractors": {f"{rid}.D1": {"revised_by": gt_id, "kind": d_change.kind, "mode": d_claim.mode,
-                                          "change": d_change.key, "value": d_claim.value,
-                                          "fragment": d_claim.fragment}},
-            "distractor_bodies": [{"item_id": f"{rid}.D1", "body": d_claim.body}],
+            "distractors": d_verif,
+            "distractor_bodies": d_bodies,
             "item_changes": {f"{rid}.I{i}": [ch.key] for i, ch in enumerate(p.changes, 1)},
             "requirement_edits": p.edits})
         intro = _step("requirement", requirement_text(p, rng) + SUFFIX, f"Introduce `{fn}`.", rid, topic=fn)
-        dis = _step("distractor", d_text + SUFFIX, f"State a wrong detail of `{fn}` (revised later).", rid,
-                    [f"{rid}.D1"], fn)
-        rev = _step("revision", r_text + SUFFIX, f"Revise the wrong detail of `{fn}`.", rid, [gt_id], fn)
         retro = _step("retrospective", rng.choice(RECAPS).format(fn=fn) + SUFFIX, f"Ask for a recap of `{fn}`.", rid,
                       [g["id"] for g in gt_items][:2], fn)
         blocks.append((intro, infos, dis, rev, retro))
@@ -654,7 +660,7 @@ def compose_sample(sample_id: str, subset: str, project: ProjectInput, group: li
     names = {p.fn for p in group}
     said_n = {norm(x) for x in said if x}
     usable = [s for s in project.symbols if s["name"] not in names and not any(x in norm(s["doc"]) for x in said_n)]
-    core = 1 + sum(1 + len(b[1]) + 3 for b in blocks)
+    core = 1 + sum(1 + len(b[1]) + 1 + (2 if b[2] is not None else 0) for b in blocks)
     n_turns = rng.randint(max(TURNS[0], core + 2), max(TURNS[1], core + 2))
     fillers = _fillers(n_turns - core, usable, rng)
     opening = _step("chat", rng.choice(OPENINGS).format(name=project.pypi_name, version=project.version) + SUFFIX,
@@ -696,7 +702,7 @@ def compose_set(tasks: list[TaskInput], projects: dict[str, ProjectInput], seed:
             dropped.append({"namespace": ns, "reason": f"the requirement still names a public value ({left})"})
             continue
         prepared.append(p)
-    dropped += assign_distractors(prepared, random.Random(f"{seed}:distractors"))
+    bare = assign_distractors(prepared, random.Random(f"{seed}:distractors"))
     samples, verification = [], []
     numbers: dict[str, int] = {}
     for project, group, subset in plan(prepared, seed):
@@ -707,7 +713,7 @@ def compose_set(tasks: list[TaskInput], projects: dict[str, ProjectInput], seed:
         samples.append(sample)
         verification.extend(ver)
     modes = [d["mode"] for v in verification for d in v["distractors"].values()]
-    report = {"validated": len(tasks), "composed": len(verification), "dropped": dropped,
+    report = {"validated": len(tasks), "composed": len(verification), "dropped": dropped, "no_distractor": bare,
               "distractor_modes": {m: modes.count(m) for m in sorted(set(modes))},
               "requirement_edits": sum(len(v["requirement_edits"]) for v in verification),
               "distractor_check": "not run" if fails is None else "counterfactual bodies run against the fork's tests",

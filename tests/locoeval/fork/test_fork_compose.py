@@ -245,8 +245,9 @@ def test_requirement_edits_of_the_newer_kinds():
     assert len(edits) == 3
 
 
-def test_public_share_is_kept_by_leaving_tasks_out():
-    """Tasks that only admit a public distractor beyond half of the set are left out, with a reason."""
+def test_public_share_is_kept_by_tasks_without_a_distractor():
+    """Tasks that only admit a public distractor beyond half of the distractors keep their decisions but get no
+    distractor (and no revision), with a reason."""
     tasks, projects = _inputs(1)
     only_public = [t for t in tasks if json.loads(json.dumps(t.row))["changes"][0]["kind"] in ("side", "strictness")]
     extra = []
@@ -257,8 +258,18 @@ def test_public_share_is_kept_by_leaving_tasks_out():
     samples, verification, report = C.compose_set(tasks + extra, projects, seed=1)
     modes = [d["mode"] for v in verification for d in v["distractors"].values()]
     assert modes.count("public") <= len(modes) // 2
-    assert report["dropped"] and all("public share" in d["reason"] for d in report["dropped"])
+    assert report["no_distractor"] and all("public share" in d["reason"] for d in report["no_distractor"])
     assert report["composed"] + len(report["dropped"]) == len(tasks + extra)
+    bare = {d["namespace"] for d in report["no_distractor"]}
+    for v in verification:
+        assert (v["namespace"] in bare) == (not v["distractors"]) == (not v["distractor_bodies"])
+    for sample in samples:
+        for step in sample["outline"]:
+            rid = step.get("req_id")
+            ns = next((r["namespace"] for r in sample["requirements"] if r["req_id"] == rid), None)
+            if ns in bare:
+                assert step["kind"] not in ("distractor", "revision")
+        assert 30 <= len(sample["outline"]) <= 69
 
 
 def test_a_counterfactual_the_fork_tests_do_not_catch_is_no_distractor():
