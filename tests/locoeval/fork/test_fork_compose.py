@@ -366,6 +366,12 @@ def test_the_shipped_set_is_consistent():
     for s in samples:
         parse_sample(s, where=s["id"])
         assert C.TURNS[0] <= len(s["outline"]) <= C.TURNS[1]
+    generation = json.loads((set_dir / "generation.json").read_text())
+    bare = {d["namespace"] for d in generation.get("no_distractor", [])}
     for v in verification:
-        assert v["distractor_bodies"] and all(b["body"].strip() for b in v["distractor_bodies"])
+        if v["namespace"] in bare:  # only a public distractor was possible and the public share was full
+            assert not v["distractors"] and not v["distractor_bodies"]
+            continue
+        assert len(v["distractor_bodies"]) == len(v["distractors"]) >= 1
+        assert all(b["body"].strip() for b in v["distractor_bodies"])
         ast.parse("def f():\n" + "\n".join("    " + ln for ln in v["distractor_bodies"][0]["body"].splitlines()))
