@@ -1,7 +1,7 @@
 """Build the fork set (verified set v3): screen DevEval tasks into fork tasks, count the losses.
 
     python -m scripts.build_fork_set screen [--projects NAME ...] [--limit N] [--out FILE] [--timeout 120]
-                                            [--v2-only] [--max-changes 3] [--max-tries 6] [--retry-errors]
+                                            [--v2-only] [--max-changes 3] [--max-tries 8] [--retry-errors]
     python -m scripts.build_fork_set sites [--projects NAME ...] [--limit N] [--out FILE]
     python -m scripts.build_fork_set counts [--out FILE]
     python -m scripts.build_fork_set show NAMESPACE [--out FILE]
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="DevEval data.jsonl for tasks outside v2 (default: $RECONMEM_DEVEVAL_DATA or the fetched copy)")
     sc.add_argument("--v2-only", action="store_true", help="only the tasks with a v2 site")
     sc.add_argument("--max-changes", type=int, default=3, help="fork changes per task at most")
-    sc.add_argument("--max-tries", type=int, default=6, help="single-change test runs per task at most")
+    sc.add_argument("--max-tries", type=int, default=8, help="single-change test runs per task at most")
     sc.add_argument("--retry-errors", action="store_true", help="screen again the tasks that errored")
     sc.add_argument("--work-root", type=Path, default=None, help="where the test runs' temporary trees go")
     si = sub.add_parser("sites", help="dry estimate: tasks with a catalogue site past the static filters (no test run)")

@@ -776,7 +776,7 @@ def _versions(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 class ForkTestCheck:
     """``(namespace, body) -> fails``: the body in its target, the fork's tests of ``forks.jsonl`` run by the
-    local executor (``fork.judge.run_fork_body``); outcomes cached by project, fork tests and body sha256
+    local executor (``fork.judge.run_fork_body``); outcomes cached by project, fork tests, judging ids and body sha256
     (``verified.screening.OutcomeCache``), so a rerun runs nothing again. A timeout is no failure."""
 
     def __init__(self, forks: dict[str, Any], cache: Path, *, manifest: Path | None = None,
@@ -808,7 +808,8 @@ class ForkTestCheck:
         from benchmarks.locoeval.fork.judge import run_fork_body
 
         rec = self.forks[namespace]
-        tests = hashlib.sha256("".join(t.fork_sha256 for _, t in sorted(rec.tests.items())).encode()).hexdigest()
+        tests = hashlib.sha256(("".join(t.fork_sha256 for _, t in sorted(rec.tests.items())) + "\n"
+                                + "\n".join(rec.test_ids)).encode()).hexdigest()     # the fork's tests and which judge
         scope = f"{rec.project_path}@{rec.version}:{tests[:16]}"
         hit = self.cache.get(scope, namespace, body)
         if hit is None:

@@ -9,10 +9,13 @@ compare, constant --, then every other usable task of the selected manifest proj
    fragment in no visible file of the snapshot; the requirement text does not name the public
    value) -- checked before any test run --, the task's test files pass on the pristine tree under
    the recording executor (the public recording is kept for step 3), and changes alter the outcome
-   of the task's tests on their own: up to ``max_changes`` on distinct lines, kinds taken in turn,
-   at most ``max_tries`` single-change runs;
-3. **tests_derived**: ``tests_derive.derive_tests`` for the changes together (on failure with more
-   than one change, each change alone until one derives);
+   of a test of the task's test files on their own (a test that passes on the release fails; the
+   whole files, or the task's node ids when the files are too slow): up to ``max_changes`` on
+   distinct lines, kinds taken in turn, at most ``max_tries`` single-change runs (:class:`ChangeTrials`);
+3. **tests_derived**: ``tests_derive.derive_tests`` for the changes together; on failure each
+   change alone, then each further change that alters an outcome alone (a fork that crashes where a
+   test expected a value does not end the task while untried changes remain); the fork is judged by
+   ``validate.judging_ids``: the task's node ids and the tests whose assertions were rewritten;
 4. **changes_observed** and 5. **validated**: ``validate.validate_fork`` (``change_observed`` is
    step 4; the other checks step 5).
 
@@ -29,7 +32,11 @@ the versions it was made with) when the project version, file and public body ar
 current catalogue proposes the same changes (same keys and fork texts; for rows made before
 ``proposed_changes`` was recorded: the same number, from a catalogue whose proposals the current
 one contains, ``COUNT_COMPARABLE``), and the derivation version is the same or the row stopped
-before deriving tests (``DERIVATION_FREE``). Errored rows are never carried.
+before any test run (``DERIVATION_FREE``). A validated row is also carried when the current
+catalogue only adds proposals to its task and its derivation version is one whose forks the current
+procedure keeps (``CARRY_VALIDATED_FROM``: derivation 5 only adds rewrites and judging tests, and a
+fork validated by derivation 4 passes every check under its judging ids -- the set's
+``validate_locoeval`` runs them again). Errored rows are never carried.
 :func:`loss_counts` reads the file back; :func:`site_counts` is the dry estimate (catalogue sites
 that pass the static filters, per kind and repository, and how many tasks would be carried).
 """
@@ -44,13 +51,13 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from benchmarks.locoeval.fork.catalogue import (CATALOGUE_VERSION, KINDS, ExceptionFamily, ForkChange, Target,
                                                 apply_changes, apply_to_text, overlapping, propose)
 from benchmarks.locoeval.fork.tests_derive import (DERIVE_VERSION, RecordingExecutor, derive_tests,
                                                    mentioning_test_files, observing_files, record_run)
-from benchmarks.locoeval.fork.validate import ForkTask, fragment_hits, validate_fork, visible_finder
+from benchmarks.locoeval.fork.validate import ForkTask, fragment_hits, judging_ids, validate_fork, visible_finder
 from benchmarks.locoeval.verified.source import dedent_body
 from benchmarks.locoeval.verified.validity import SnapshotText, text_files, token_in_text
 from reconmem.platform import pyast
@@ -61,8 +68,8 @@ V2_SITE_KINDS = ("string", "raise", "number", "compare", "constant")
 MAX_OBSERVER_FILES = 12
 SET_NAME = "locoeval_fork"
 COUNT_COMPARABLE = (6,)    # catalogue versions whose proposals the current catalogue's contain (checked per task)
-DERIVATION_FREE = ("no catalogue site", "every catalogue change fails a static filter",
-                   "no catalogue change changes a test outcome")   # drops before any derivation or recording matters
+DERIVATION_FREE = ("no catalogue site", "every catalogue change fails a static filter")   # drops before any test run
+CARRY_VALIDATED_FROM = (4,)   # derivation versions whose validated forks the current procedure keeps (see can_carry)
 
 
 @dataclass
@@ -77,7 +84,7 @@ class ScreenOptions:
     deveval_data: Path | None = None
     v2_only: bool = False
     max_changes: int = 3
-    max_tries: int = 6
+    max_tries: int = 8
     retry_errors: bool = False
     work_root: Path | None = None
 
@@ -182,15 +189,18 @@ def can_carry(prev: dict[str, Any] | None, located: dict[str, Any], proposed: li
         return False
     if any(prev.get(k) != located.get(k) for k in ("version", "file", "body_start", "body_end", "public_body_sha256")):
         return False
+    validated = prev.get("status") == "validated"
     if prev.get("catalogue_version") != CATALOGUE_VERSION:
         keys = prev.get("proposed_changes")
         if keys is not None:
-            if sorted(list(k) for k in keys) != proposal_keys(proposed):
+            before, now = sorted(list(k) for k in keys), proposal_keys(proposed)
+            if before != now and not (validated and all(k in now for k in before)):
                 return False
         elif not (prev.get("catalogue_version") in COUNT_COMPARABLE and prev.get("proposed") == len(proposed)):
             return False
     if prev.get("derive_version") != DERIVE_VERSION:
-        if prev.get("stage") != "screened" or not str(prev.get("reason", "")).startswith(DERIVATION_FREE):
+        derivation_free = prev.get("stage") == "screened" and str(prev.get("reason", "")).startswith(DERIVATION_FREE)
+        if not (derivation_free or (validated and prev.get("derive_version") in CARRY_VALIDATED_FROM)):
             return False
     return True
 
@@ -295,6 +305,36 @@ def try_order(changes: list[ForkChange]) -> list[ForkChange]:
 def _task_failed(failed: list[str], test_ids: tuple[str, ...]) -> list[str]:
     return [f for f in failed if f.startswith("collect:") or
             any(f == t or f.startswith(t + "::") or f.startswith(t + "[") for t in test_ids)]
+
+
+class ChangeTrials:
+    """The single-change runs of one task, in ``try_order``, at most ``max_tries``.
+
+    ``run(change) -> (observed, outcome)`` runs one change alone over the task's test scope;
+    :meth:`next_observed` gives the next change that changes a test outcome, passing over (and
+    keeping for later calls) those that overlap a change in ``avoid``."""
+
+    def __init__(self, order: list[ForkChange], max_tries: int, run: Callable[[ForkChange], tuple[bool, str]]) -> None:
+        self.pending = list(order)
+        self.max_tries = max_tries
+        self.run = run
+        self.tried: list[dict[str, Any]] = []
+        self.runs = 0
+
+    def next_observed(self, avoid: list[ForkChange]) -> ForkChange | None:
+        for ch in list(self.pending):
+            if len(self.tried) >= self.max_tries:
+                return None
+            if any(overlapping(ch, c) for c in avoid):
+                continue
+            self.pending.remove(ch)
+            observed, outcome = self.run(ch)
+            self.runs += 1
+            self.tried.append({"key": ch.key, "kind": ch.kind, "change": f"{ch.public_value} -> {ch.fork_value}",
+                               "outcome": outcome, "observed": observed})
+            if observed:
+                return ch
+        return None
 
 
 @dataclass
@@ -425,39 +465,48 @@ class Screener:
         if not public.complete or _task_failed(public.failed, task.tests):
             return {**row, "status": "dropped", "stage": "screened",
                     "reason": f"reference fails under this executor ({public.outcome.outcome})"}
-        chosen, tried = [], []
         try_timeout = min(to, max(30.0, 5 * public.outcome.seconds))   # a change that hangs is no decision
-        for ch in try_order(kept):
-            if len(chosen) >= self.opts.max_changes or len(tried) >= self.opts.max_tries:
+        trials = ChangeTrials(try_order(kept), self.opts.max_tries,
+                              lambda ch: self._try(proj, rel, text, scope, public, ch, f"{ns} try {ch.key}", try_timeout))
+        chosen: list[ForkChange] = []
+        while len(chosen) < self.opts.max_changes:
+            ch = trials.next_observed(avoid=chosen)
+            if ch is None:
                 break
-            if any(overlapping(ch, c) for c in chosen):
-                continue
-            out = self.judge.run(self._job(proj, task, {rel: apply_to_text(text, [ch])}, f"{ns} try {ch.key}",
-                                           try_timeout))
-            row["runs"] += 1
-            tried.append({"key": ch.key, "kind": ch.kind, "change": f"{ch.public_value} -> {ch.fork_value}",
-                          "outcome": out.outcome})
-            if out.outcome in ("fail", "error"):
-                chosen.append(ch)
-        row["tried"] = tried
+            chosen.append(ch)
+        row["runs"] += trials.runs
+        row["tried"] = trials.tried
         if not chosen:
             return {**row, "status": "dropped", "stage": "screened",
-                    "reason": f"no catalogue change changes a test outcome ({len(tried)} tried)"}
-        # 3. the fork's tests
-        der = derive_tests(executor=self.recorder, root=proj.root, env=proj.env, target_file=rel,
-                           fork_text=apply_to_text(text, chosen), test_files=test_files, timeout_s=to, public=public,
-                           test_ids=scope)
-        row["runs"] += der.runs
-        if not der.ok and len(chosen) > 1:          # each change alone, until one derives
-            row["derivation_with_all"] = der.reason
+                    "reason": f"no catalogue change changes a test outcome ({len(trials.tried)} tried)"}
+        # 3. the fork's tests: the changes together, then each alone, then further changes alone
+        attempts: list[dict[str, Any]] = []
+
+        def derive(changes: list[ForkChange]):
+            d = derive_tests(executor=self.recorder, root=proj.root, env=proj.env, target_file=rel,
+                             fork_text=apply_to_text(text, changes), test_files=test_files, timeout_s=to,
+                             public=public, test_ids=scope)
+            row["runs"] += d.runs
+            attempts.append({"changes": [c.key for c in changes], "ok": d.ok, "reason": d.reason})
+            return d
+
+        der = derive(chosen)
+        if not der.ok and len(chosen) > 1:
             for one in list(chosen):
-                der = derive_tests(executor=self.recorder, root=proj.root, env=proj.env, target_file=rel,
-                                   fork_text=apply_to_text(text, [one]), test_files=test_files, timeout_s=to,
-                                   public=public, test_ids=scope)
-                row["runs"] += der.runs
                 chosen = [one]
+                der = derive(chosen)
                 if der.ok:
                     break
+        while not der.ok:
+            runs_before = trials.runs
+            nxt = trials.next_observed(avoid=[])
+            row["runs"] += trials.runs - runs_before
+            if nxt is None:
+                break
+            chosen = [nxt]
+            der = derive(chosen)
+        row["tried"] = trials.tried
+        row["derivation_attempts"] = attempts
         row["changes"] = [c.record() for c in chosen]
         row["fork_body"] = apply_changes(target, chosen)
         row["derivation"] = der.record()
@@ -472,7 +521,7 @@ class Screener:
         observing, n = observing_files(executor=self.recorder, root=proj.root, env=proj.env, target_file=rel,
                                        fork_text=fork_text, candidates=observers, timeout_s=to)
         row["runs"] += n
-        ft = ForkTask(namespace=ns, target_file=rel, test_ids=list(task.tests), public_text=text,
+        ft = ForkTask(namespace=ns, target_file=rel, test_ids=judging_ids(task.tests, der.rewrites), public_text=text,
                       body_start=ref["body_start"], body_end=ref["body_end"], indent=ref["indent"], changes=chosen,
                       test_edits=der.files, hidden_files=sorted(set(test_files) | set(observing)),
                       observer_candidates=observers)
@@ -481,6 +530,7 @@ class Screener:
         row["runs"] += res["runs"]
         row["checks"] = res["checks"]
         row["hidden_files"] = ft.hidden_files
+        row["judging_ids"] = ft.test_ids
         if not res["checks"]["change_observed"]["ok"]:
             return {**row, "status": "dropped", "stage": "tests_derived",
                     "reason": f"a change is not observed: {res['checks']['change_observed']['detail']}"}
@@ -489,11 +539,15 @@ class Screener:
             return {**row, "status": "dropped", "stage": "changes_observed", "reason": "validation: " + ", ".join(bad)}
         return {**row, "status": "validated", "stage": "validated", "reason": ""}
 
-    def _job(self, proj: ForkProject, task: Any, edits: dict[str, str], label: str, timeout_s: float):
-        from benchmarks.sandbox.base import ExecutionJob
-
-        return ExecutionJob(project_root=proj.root, env=proj.env, test_ids=list(task.tests), edits=edits,
-                            timeout_s=timeout_s, label=label)
+    def _try(self, proj: ForkProject, rel: str, text: str, scope: list[str], public: Any, ch: ForkChange,
+             label: str, timeout_s: float) -> tuple[bool, str]:
+        """``(observed, outcome)``: does ``ch`` alone make a test of ``scope`` fail that passes on the
+        release (or the run error out)?"""
+        rec = record_run(self.recorder, proj.root, proj.env, scope, {rel: apply_to_text(text, [ch])},
+                         label=label, timeout_s=timeout_s)
+        new = set(rec.failed) - set(public.failed)
+        observed = bool(new) or (not rec.complete and rec.outcome.outcome == "error")
+        return observed, rec.outcome.outcome
 
 
 def site_counts(opts: ScreenOptions, screener: Screener | None = None) -> dict[str, Any]:

@@ -144,7 +144,7 @@ class ForkRecord:
     """One shipped fork task (a ``forks.jsonl`` line; ``set/FORMAT.md``)."""
 
     namespace: str
-    test_ids: tuple[str, ...]                  # the task's DevEval node ids
+    test_ids: tuple[str, ...]                  # the judging tests: the task's DevEval node ids, then validate.judging_ids' others
     project_path: str                          # the snapshot: DevEval project, version, provider spec
     version: str
     repo: dict[str, Any]
@@ -294,6 +294,7 @@ def build(screen: Path, *, deveval_data: Path | None = None, manifest: Any = Non
     from benchmarks.deveval.providers import get_snapshot, reference_function
     from benchmarks.deveval.tasks import load_manifest, parse_task
     from benchmarks.locoeval.fork.screen import load_records
+    from benchmarks.locoeval.fork.validate import judging_ids
 
     man = manifest if manifest is not None and not isinstance(manifest, (str, Path)) else load_manifest(manifest)
     records = load_records(deveval_data)
@@ -317,7 +318,7 @@ def build(screen: Path, *, deveval_data: Path | None = None, manifest: Any = Non
                 or public_body_sha256(ref["body"]) != row["public_body_sha256"]:
             raise ForkDataError(f"{ns}: the snapshot's reference body differs from the screened one")
         forks.append(fork_record(row, root, {k: v for k, v in entry.repo_spec().items() if v is not None},
-                                 ref["indent"], tuple(task.tests)))
+                                 ref["indent"], tuple(judging_ids(task.tests, row["derivation"]["rewrites"]))))
         used.append(records[ns])
     return ShipResult(forks, used, skipped, version)
 

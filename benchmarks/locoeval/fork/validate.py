@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from benchmarks.deveval.splice import BLANK_BODY, check_syntax, splice_body
 from benchmarks.locoeval.fork.catalogue import ForkChange, apply_to_text
@@ -62,6 +62,21 @@ class ForkTask:
     def constant_texts(self) -> dict[str, str]:
         """:func:`constant_bodies` of the target: constant body -> the module with it."""
         return constant_bodies(self.public_text, self.body_start, self.body_end, self.indent, self.target_file)
+
+
+def judging_ids(task_tests: Sequence[str], rewrites: Sequence[Any]) -> list[str]:
+    """The tests that judge a fork: the task's DevEval node ids, then (sorted) the tests of its test
+    files whose assertions the derivation rewrote and no task id covers -- the tests that observe the
+    fork beyond DevEval's list. A parametrized case stands for its whole test (``file::test``).
+    ``rewrites``: ``Rewrite`` objects or their records."""
+    out = list(task_tests)
+    extra = set()
+    for r in rewrites:
+        test = r.get("test", "") if isinstance(r, dict) else r.test
+        test = test.split("[", 1)[0]
+        if test and not any(test == t or test.startswith(t + "::") for t in out):
+            extra.add(test)
+    return out + sorted(extra)
 
 
 def constant_bodies(module_text: str, body_start: int, body_end: int, indent: int, filename: str) -> dict[str, str]:

@@ -161,7 +161,7 @@ def _carry_prev(**kw):
 
 
 def test_can_carry_needs_the_same_proposals_and_a_derivation_the_row_did_not_use():
-    from benchmarks.locoeval.fork.screen import can_carry, carried_row, proposal_keys
+    from benchmarks.locoeval.fork.screen import CARRY_VALIDATED_FROM, can_carry, carried_row, proposal_keys
 
     proposed = propose(Target.of_function(SRC, "f"))
     keys = proposal_keys(proposed)
@@ -177,8 +177,15 @@ def test_can_carry_needs_the_same_proposals_and_a_derivation_the_row_did_not_use
     assert not can_carry(_carry_prev(catalogue_version=5, proposed=len(proposed)), located, proposed)
     # only the derivation changed: rows that stopped before deriving tests carry, the others do not
     now = {"catalogue_version": CATALOGUE_VERSION, "derive_version": DERIVE_VERSION - 1, "proposed_changes": keys}
-    assert can_carry(_carry_prev(**now), located, proposed)
+    assert not can_carry(_carry_prev(**now), located, proposed)      # the single-change runs are of the derivation
     assert can_carry(_carry_prev(**now, reason="no catalogue site"), located, proposed)
+    # a validated fork: kept when the catalogue only adds proposals and its derivation's forks are kept
+    valid = {"status": "validated", "stage": "validated", "reason": ""}
+    assert can_carry(_carry_prev(**valid, proposed_changes=keys[1:]), located, proposed)
+    assert not can_carry(_carry_prev(**valid, proposed_changes=other), located, proposed)
+    assert can_carry(_carry_prev(**{**now, **valid, "derive_version": CARRY_VALIDATED_FROM[0]}), located, proposed)
+    assert not can_carry(_carry_prev(**{**now, **valid, "derive_version": min(CARRY_VALIDATED_FROM) - 1}),
+                         located, proposed)
     assert not can_carry(_carry_prev(**now, reason="reference fails under this executor (fail)"), located, proposed)
     assert not can_carry(_carry_prev(**now, stage="change_found", reason="tests: x"), located, proposed)
     assert not can_carry(_carry_prev(**{**now, "derive_version": DERIVE_VERSION}), located, proposed)  # current
@@ -211,7 +218,7 @@ def test_a_carried_task_runs_no_test_and_a_changed_one_is_screened_again(tmp_pat
     row = s.screen_task(entry, ns, previous=prev)
     assert row["carried_from"]["catalogue_version"] == CATALOGUE_VERSION - 1
     assert row["status"] == "validated" and row["changes"] == [{"kind": "bound"}]
-    changed = {**prev, "proposed_changes": prev["proposed_changes"][1:]}
+    changed = {**prev, "proposed_changes": [[k, t + " "] for k, t in prev["proposed_changes"]]}   # other fork texts
     with pytest.raises(AssertionError, match="a test ran"):        # screened again: its first test run
         s.screen_task(entry, ns, previous=changed)
     # the driver appends the carried row with the current versions; the dry estimate counts it
@@ -228,3 +235,69 @@ def test_a_carried_task_runs_no_test_and_a_changed_one_is_screened_again(tmp_pat
     est = screen_mod.site_counts(s.opts, screener=s)
     assert est["next_screen"] == {"current row": 1} and est["with_site"] == 1 and est["repositories"] == 1
     assert set(est["per_kind"]) <= {"bound", "strictness", "separator", "exception", "missing", "strip", "empty"}
+
+
+def test_change_trials_pass_over_overlaps_keep_them_for_later_and_stop_at_max_tries():
+    from types import SimpleNamespace
+
+    from benchmarks.locoeval.fork.screen import ChangeTrials
+
+    changes = [SimpleNamespace(key=k, kind="bound", public_value="1", fork_value="2", lines=(i, i))
+               for i, k in enumerate("abcde")]
+    observed = {"a": False, "b": True, "c": True, "d": True, "e": True}
+    ran = []
+
+    def run(ch):
+        ran.append(ch.key)
+        return observed[ch.key], "fail" if observed[ch.key] else "pass"
+    import benchmarks.locoeval.fork.screen as screen_mod
+    trials = ChangeTrials(changes, max_tries=4, run=run)
+    orig = screen_mod.overlapping
+    screen_mod.overlapping = lambda x, y: {x.key, y.key} == {"b", "c"}
+    try:
+        first = trials.next_observed(avoid=[])
+        second = trials.next_observed(avoid=[first])           # c overlaps b: passed over, kept
+        third = trials.next_observed(avoid=[])                  # later, alone: c is tried
+    finally:
+        screen_mod.overlapping = orig
+    assert (first.key, second.key, third.key) == ("b", "d", "c")
+    assert ran == ["a", "b", "d", "c"] and trials.runs == 4
+    assert trials.next_observed(avoid=[]) is None                  # max_tries reached: e never runs
+    assert [t["observed"] for t in trials.tried] == [False, True, True, True]
+
+
+def test_judging_ids_add_the_rewritten_tests_no_task_id_covers():
+    from benchmarks.locoeval.fork.validate import judging_ids
+
+    rewrites = [{"test": "t.py::test_a"}, {"test": "t.py::TestB::test_c[1-x]"}, {"test": "t.py::TestB::test_c[2]"},
+                {"test": "t.py::test_z"}, {"test": ""}]
+    assert judging_ids(["t.py::test_a", "t.py::TestB::test_d"], rewrites) == \
+        ["t.py::test_a", "t.py::TestB::test_d", "t.py::TestB::test_c", "t.py::test_z"]
+    assert judging_ids(["t.py::TestB"], [{"test": "t.py::TestB::test_c"}]) == ["t.py::TestB"]
+
+
+def test_a_fork_whose_first_changes_do_not_derive_tries_the_next_change_alone(tmp_path, tiny_project, fork_env,
+                                                                             monkeypatch):
+    from benchmarks.locoeval.fork import screen as screen_mod
+    from benchmarks.locoeval.fork.tests_derive import derive_tests as real_derive
+
+    rec = _tiny_record(tiny_project)
+    s, entry = _screener(tmp_path, tiny_project, fork_env, rec)
+    s.opts.max_changes = 1
+    calls = []
+
+    def derive(**kw):                       # the first change's tests cannot be derived (as when the fork crashes)
+        calls.append(kw["fork_text"])
+        if len(calls) == 1:
+            from benchmarks.locoeval.fork.tests_derive import Derivation
+            return Derivation(ok=False, reason="round 1: t::x fails without a recorded assertion", runs=2)
+        return real_derive(**kw)
+    monkeypatch.setattr(screen_mod, "derive_tests", derive)
+    row = s.screen_task(entry, rec["namespace"])
+    attempts = row["derivation_attempts"]
+    assert len(attempts) >= 2 and attempts[0]["ok"] is False and "without a recorded assertion" in attempts[0]["reason"]
+    assert attempts[-1]["ok"] is (row["status"] == "validated")
+    assert row["status"] == "validated", row.get("reason")
+    assert [c["key"] for c in row["changes"]] == attempts[-1]["changes"] != attempts[0]["changes"]
+    assert sum(t["observed"] for t in row["tried"]) == len(attempts)
+    assert row["judging_ids"][:len(rec["tests"])] == rec["tests"]
