@@ -2,6 +2,7 @@
 
     python -m scripts.build_fork_set screen [--projects NAME ...] [--limit N] [--out FILE] [--timeout 120]
                                             [--v2-only] [--max-changes 3] [--max-tries 8] [--retry-errors]
+                                            [--namespaces-file FILE]
     python -m scripts.build_fork_set sites [--projects NAME ...] [--limit N] [--out FILE]
     python -m scripts.build_fork_set counts [--out FILE]
     python -m scripts.build_fork_set show NAMESPACE [--out FILE]
@@ -49,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     sc = sub.add_parser("screen", help="screen tasks into fork tasks (resumable)")
     sc.add_argument("--projects", nargs="*", default=None, help="project paths or names (default: every mapped one)")
     sc.add_argument("--limit", type=int, default=None, help="screen at most this many new tasks")
+    sc.add_argument("--namespaces-file", type=Path, default=None,
+                    help="screen only these tasks, in this order (one namespace per line; '#' comments)")
     sc.add_argument("--out", type=Path, default=None, help="results file (append-only JSONL)")
     sc.add_argument("--timeout", type=float, default=120.0, help="seconds per test run")
     sc.add_argument("--manifest", type=Path, default=None, help="pypi_sources.json (default: the shipped one)")
@@ -122,7 +125,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_changes < 1 or args.max_tries < 1:
         print("error: --max-changes and --max-tries must be at least 1", file=sys.stderr)
         return 2
-    opts = ScreenOptions(out=out, projects=args.projects, limit=args.limit, timeout=args.timeout,
+    namespaces = None
+    if args.namespaces_file is not None:
+        if not args.namespaces_file.is_file():
+            print(f"error: namespaces file {args.namespaces_file} not found (option --namespaces-file)", file=sys.stderr)
+            return 2
+        namespaces = [ln.split("#", 1)[0].strip() for ln in args.namespaces_file.read_text(encoding="utf-8").splitlines()]
+        namespaces = [ns for ns in namespaces if ns]
+    opts = ScreenOptions(out=out, projects=args.projects, limit=args.limit, timeout=args.timeout, namespaces=namespaces,
                          manifest=args.manifest, deveval_data=args.deveval_data, v2_only=args.v2_only,
                          max_changes=args.max_changes, max_tries=args.max_tries, retry_errors=args.retry_errors,
                          work_root=args.work_root)

@@ -87,6 +87,7 @@ class ScreenOptions:
     max_tries: int = 8
     retry_errors: bool = False
     work_root: Path | None = None
+    namespaces: list[str] | None = None      # only these tasks, in this order (None: every candidate)
 
 
 def log(msg: str) -> None:
@@ -387,6 +388,9 @@ class Screener:
         done = done_namespaces(self.opts.out, self.opts.retry_errors)
         todo = [c for c in candidates(self.manifest, self.records, self.opts.projects, self.opts.v2_only)
                 if c[1] not in done]
+        if self.opts.namespaces is not None:
+            rank = {ns: i for i, ns in enumerate(self.opts.namespaces)}
+            todo = sorted((c for c in todo if c[1] in rank), key=lambda c: rank[c[1]])
         if self.opts.limit is not None:
             todo = todo[:self.opts.limit]
         log(f"fork screening: {len(todo)} task(s) to screen, {len(done)} already in {self.opts.out}")

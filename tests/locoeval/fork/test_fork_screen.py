@@ -301,3 +301,21 @@ def test_a_fork_whose_first_changes_do_not_derive_tries_the_next_change_alone(tm
     assert [c["key"] for c in row["changes"]] == attempts[-1]["changes"] != attempts[0]["changes"]
     assert sum(t["observed"] for t in row["tried"]) == len(attempts)
     assert row["judging_ids"][:len(rec["tests"])] == rec["tests"]
+
+
+def test_a_namespaces_file_selects_and_orders_the_tasks(tmp_path, tiny_project, fork_env, monkeypatch, capsys):
+    from benchmarks.locoeval.fork import screen as screen_mod
+    from scripts.build_fork_set import main
+
+    assert main(["screen", "--namespaces-file", str(tmp_path / "none.txt"), "--out", str(tmp_path / "s.jsonl")]) == 2
+    assert f"namespaces file {tmp_path / 'none.txt'} not found (option --namespaces-file)" in capsys.readouterr().err
+    rec = _tiny_record(tiny_project)
+    s, entry = _screener(tmp_path, tiny_project, fork_env, rec)
+    monkeypatch.setattr(screen_mod, "candidates",
+                        lambda *a, **k: [(entry, "a.x", "manifest"), (entry, "b.y", "manifest"), (entry, "c.z", "v2")])
+    seen = []
+    monkeypatch.setattr(s, "screen_task", lambda e, ns, previous=None: seen.append(ns) or
+                        {"status": "dropped", "stage": None, "reason": "r"})
+    s.opts.namespaces = ["c.z", "a.x", "not.a.candidate"]
+    assert s.run() == {"dropped": 2}
+    assert seen == ["c.z", "a.x"]
