@@ -8,7 +8,8 @@ Runs ``no_memory`` (floor) and ``oracle_context`` (ceiling) through the one run 
 ``python -m scripts.run method=<bracket> ...`` would (records under
 ``results/<benchmark>/<backbone>/<bracket>/<run_id>``, run id ``brackets`` unless given; a second
 invocation resumes), then prints floor, ceiling and memory headroom per subset from the records
-(:mod:`benchmarks.analysis.brackets`). Both skip the preparation replies: one model call per task.
+(:mod:`benchmarks.analysis.brackets`; only the samples each run selected: records left in a run directory
+by an earlier ``run.ids`` are named in a note and left out). Both skip the preparation replies: one model call per task.
 Extra arguments are Hydra overrides applied to both runs; the benchmark defaults to
 ``locoeval_fork`` (the fork set, issue 34). With ``run.repeat=K`` each bracket runs K times (run ids ``<run_id>-r<i>``)
 and the table pairs repeat i of the floor with repeat i of the ceiling. With ``run.dry_run=true`` it
@@ -80,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         print(format_total([s["estimate"] for s in dirs]))
         return 0
     runs = load_runs([s["run_dir"] for s in dirs])
-    table = brackets.brackets_table(runs.tasks_frame(benchmark), names=runs.labels)
+    table = brackets.brackets_table(runs.tasks_frame(benchmark), names=runs.labels,
+                                    outside=runs.outside_selection_frame(benchmark))
     if runs.scripted_runs:
         table.mark(SCRIPTED_MARK)
     print()

@@ -12,7 +12,8 @@ tasks failed). Table 1 prints the floor, ceiling and headroom beside the methods
 are present (:func:`table1_columns`, :func:`table1_values`); :func:`brackets_table` is the
 standalone table (``python -m scripts.brackets`` prints it) with the paired difference over the
 tasks both brackets were scored on (repeat i of one with repeat i of the other) and its
-repository-cluster bootstrap CI.
+repository-cluster bootstrap CI; given ``RunSet.outside_selection_frame``, its notes name the
+records left out because their run did not select their sample.
 """
 
 from __future__ import annotations
@@ -109,11 +110,25 @@ def _fmt_pass(cell: dict[str, Any]) -> str:
     return f"{fmt_num(cell['pass1'], 1)} ({cell['n_passed']}/{cell['n_tasks']}{errored})"
 
 
+def outside_note(outside: pd.DataFrame, methods: Sequence[str], names: Labels) -> str | None:
+    """The note naming the records of ``methods`` left out as outside their run's selection (None: none)."""
+    rows = outside[outside["method"].isin(list(methods))] if not outside.empty else outside
+    if rows.empty:
+        return None
+    where: dict[str, list[str]] = {}
+    for _, r in rows.iterrows():
+        where.setdefault(str(r["sample_id"]), []).append(f"{names.method_label(r['method'])} {r['run_id']}")
+    listed = "; ".join(f"{sid} ({', '.join(sorted(set(runs)))})" for sid, runs in sorted(where.items()))
+    return (f"Outside the selection: {len(rows)} record(s) of {len(where)} sample(s) the run's recorded selection "
+            f"(manifest `selected`: run.ids / run.limit) does not include, left out of every number: {listed}.")
+
+
 def brackets_table(tasks: pd.DataFrame, *, methods: Sequence[str] | None = None, n_resamples: int = 2000,
-                   seed: int = 0, names: Labels | None = None) -> Table:
+                   seed: int = 0, names: Labels | None = None, outside: pd.DataFrame | None = None) -> Table:
     """Floor, ceiling, headroom with its paired bootstrap CI per subset (and all tasks) × backbone,
     plus the recovered share of every other method present (``methods``: which, default all);
-    ``names``: the runs' labels (default: the config labels)."""
+    ``names``: the runs' labels (default: the config labels); ``outside``: the records left out as
+    outside their run's selection (``RunSet.outside_selection_frame``), named in a note."""
     names = names if names is not None else Labels()
     others = [m for m in labels.order_methods(set(tasks["method"]) if not tasks.empty else set())
               if m not in BRACKETS and (methods is None or m in methods)]
@@ -160,6 +175,9 @@ def brackets_table(tasks: pd.DataFrame, *, methods: Sequence[str] | None = None,
     if len(repeats) > 1:
         notes.insert(2, f"Repeats: {len(repeats)} (run.repeat); Pass@1 pools the repeats' tasks; the paired headroom "
                         "pairs repeat i of the floor with repeat i of the ceiling (Paired tasks = task-runs).")
+    left_out = outside_note(outside, [*BRACKETS, *others], names) if outside is not None else None
+    if left_out:
+        notes.insert(0, left_out)
     data = pd.DataFrame(rows)
     return Table("brackets", "Floor, ceiling and memory headroom (Pass@1, %)", data, blocks, notes)
 
@@ -178,6 +196,6 @@ def headroom_summary(tasks: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["ALL", "BRACKETS", "CEILING", "FLOOR", "bracket_cells", "brackets_table", "headroom_summary", "pass_cell",
-           "present", "recovered_share", "table1_columns", "table1_rows", "table1_values"]
+__all__ = ["ALL", "BRACKETS", "CEILING", "FLOOR", "bracket_cells", "brackets_table", "headroom_summary", "outside_note",
+           "pass_cell", "present", "recovered_share", "table1_columns", "table1_rows", "table1_values"]
 

@@ -3,7 +3,9 @@ record per sample across run ids and shards, missing samples, exclusions and the
 sample counts - :class:`CountedRuns`, the base of :class:`benchmarks.analysis.records.RunSet`.
 
 Every method is scored over the sample ids
-its manifest selected (``selected``). A sample whose record says ``error`` (after the run's
+its manifest selected (``selected``); a record of a sample outside that selection (left in the run
+directory by an earlier ``run.ids`` / ``run.limit``) is left out of every count and listed by
+:meth:`CountedRuns.outside_selection`. A sample whose record says ``error`` (after the run's
 retries) is *scored* — its tasks count as failed (LoCoEval) or the issue as incorrect (CAB) — and
 is counted as ``errored``. A selected sample without a finished record (no ``result.json``, or
 ``interrupted``) is *missing*: scored the same way (its tasks failed) and counted as ``missing``;
@@ -51,6 +53,11 @@ class CountedRuns:
     @property
     def scripted_runs(self) -> list[RunRecord]:
         return [r for r in self.runs if r.scripted]
+
+    def outside_selection(self, benchmark: str | None = None, **kw: Any) -> list[SampleRecord]:
+        """The records left out because their run's manifest did not select their sample (none for a
+        manifest written before ``selected``), in run order."""
+        return [s for run in self.select(benchmark, **kw) for s in run.outside_selection]
 
     def merged_samples(self, benchmark: str | None = None, **kw: Any) -> list[SampleRecord]:
         """One record per (benchmark, backbone, method, repeat, sample id) across run ids and shards.

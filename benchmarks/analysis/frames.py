@@ -73,6 +73,15 @@ class RunFrames(CountedRuns):
                 "n_turns", "n_tasks", "req_id", "namespace", "outcome", "passed", "errored", "missing"]
         return pd.DataFrame(rows, columns=cols)
 
+    def outside_selection_frame(self, benchmark: str | None = None) -> "Any":
+        """One row per record left out because its run's manifest did not select its sample
+        (:meth:`CountedRuns.outside_selection`): keys, sample id, subset, status."""
+        import pandas as pd
+
+        cols = ["benchmark", "backbone", "method", "run_id", "repeat", "sample_id", "subset", "status"]
+        return pd.DataFrame([[s.run.benchmark, s.run.backbone, s.run.method, s.run.run_id, s.run.repeat, s.sample_id,
+                              s.result.get("subset"), s.status] for s in self.outside_selection(benchmark)], columns=cols)
+
     def ledger_frame(self, benchmark: str | None = None, *, methods: Sequence[str] | None = None,
                      ok_only: bool = True) -> "Any":
         """Every ledger event of the selected samples, with the run keys."""

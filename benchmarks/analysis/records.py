@@ -87,10 +87,10 @@ def load_runs(paths: str | Path | Iterable[str | Path]) -> RunSet:
             if Status.parse(s.status).unfinished:
                 runset.warnings.append(f"{s.dir.path}: status {s.status}: counted as failed (missing); resume the run")
         if selection is not None:
-            extra = sorted({s.sample_id for s in r.samples} - set(selection))
-            if extra:
-                runset.warnings.append(f"{r.path}: {len(extra)} record(s) outside the manifest's selection "
-                                       f"(scored all the same): {', '.join(extra[:5])}")
+            if r.outside_selection:
+                extra = sorted(s.sample_id for s in r.outside_selection)
+                runset.warnings.append(f"{r.path}: {len(extra)} record(s) outside the manifest's selection left out "
+                                       f"of every table: {', '.join(extra[:5])}" + (", ..." if len(extra) > 5 else ""))
         else:
             runset.warnings.append(f"{r.path}: manifest without 'selected' (written before it): selection taken "
                                    "from the records, their folders and n_selected")

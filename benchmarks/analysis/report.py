@@ -205,8 +205,10 @@ def _locoeval(report: Report, runs: RunSet, benchmark: str, out: Path, *, n_resa
 
         if not brackets.present(tasks):
             raise Skip("no bracket runs (no_memory, oracle_context)")
-        return _table_artefact(benchmark, brackets.brackets_table(tasks, n_resamples=n_resamples, seed=seed, names=runs.labels), out,
-                               "floor, ceiling and memory headroom, with each method's recovered share", mark)
+        table = brackets.brackets_table(tasks, n_resamples=n_resamples, seed=seed, names=runs.labels,
+                                        outside=runs.outside_selection_frame(benchmark))
+        return _table_artefact(benchmark, table, out, "floor, ceiling and memory headroom, with each method's recovered share",
+                               mark)
 
     for name, fn in (("table1", t1), ("brackets", bk), ("table3", t3), ("table4", t4), ("table6", t6), ("table1x", t1x),
                      ("table3x", t3x), ("fig5", f5), ("fig6", f6), ("fig7", f7), ("fig8", f8)):
@@ -278,7 +280,9 @@ def validity_lines(runs: RunSet) -> list[str]:
              "failing after the run's retries) counts its tasks as failed (LoCoEval) or the issue as incorrect (CAB); "
              "missing = selected but no finished record (no result.json, or interrupted): counted as failed the same "
              "way, and the tables mark the method incomplete (‡); an excluded sample is out for every method alike; "
-             "unfinished = sample folders without result.json, interrupted and pending records (resume the run); repeats = "
+             "unfinished = sample folders without result.json, interrupted and pending records (resume the run); outside "
+             "selection = records of samples the run's manifest did not select (left in the run directory by an earlier "
+             "run.ids / run.limit): left out of every number; repeats = "
              "run.repeat runs (counts are over all repeats). Tables 1 and 6 compare the methods of a row over the "
              "samples every one of them was scored on (the intersection of their runs' selections; their notes name "
              "the runs cut to it); CR is against Full History under the method's own code retriever.", ""]
@@ -290,15 +294,17 @@ def validity_lines(runs: RunSet) -> list[str]:
         v = runs.validity(bench)
         lines += [f"### {bench}", "",
                   "| backbone (model) | method | user model | judge model | run ids | selected | scored samples | "
-                  "tasks | errored | missing (failed) | excluded (why) | unfinished | repeats | cost (USD) |",
-                  "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+                  "tasks | errored | missing (failed) | excluded (why) | unfinished | outside selection (left out) | "
+                  "repeats | cost (USD) |",
+                  "|---|---|---|---|---|---:|---:|---:|---:|---:|---|---:|---|---:|---:|"]
         for _, r in v.iterrows():
             excl = str(int(r["excluded"])) + (f" ({r['excluded_why']})" if r["excluded_why"] else "")
+            outside = str(int(r["outside_selection"])) + (f" ({r['outside_ids']})" if r["outside_ids"] else "")
             row = [runs.labels.backbone_label(r["backbone"]) + (" **[scripted]**" if r["scripted"] else ""),
                    runs.labels.method_label(r["method"]), r["user_model"], r["judge_model"], r["run_ids"],
                    "—" if r["selected"] is None or r["selected"] != r["selected"] else int(r["selected"]),
                    int(r["scored"]), "—" if r["tasks"] is None or r["tasks"] != r["tasks"] else int(r["tasks"]),
-                   int(r["errored"]), int(r["missing"]), excl, int(r["unfinished"]), int(r["repeats"]),
+                   int(r["errored"]), int(r["missing"]), excl, int(r["unfinished"]), outside, int(r["repeats"]),
                    fmt_usd(cost_by_key.get((bench, r["backbone"], r["method"]), 0.0))]
             lines.append("| " + " | ".join(_md(x) for x in row) + " |")
         lines.append("")

@@ -96,7 +96,8 @@ class RunRecord:
     config: dict[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     summary: dict[str, Any] = field(default_factory=dict)
-    samples: list[SampleRecord] = field(default_factory=list)
+    samples: list[SampleRecord] = field(default_factory=list)  # the records of the selected samples
+    outside_selection: list[SampleRecord] = field(default_factory=list)  # records of samples the manifest did not select
     unfinished: list[str] = field(default_factory=list)  # sample folders without result.json
     shards: list[dict[str, Any]] = field(default_factory=list)  # per-shard manifests (sharded runs)
     models: dict[str, str | None] = field(default_factory=dict)  # {backbone, user, judge} model ids
@@ -132,7 +133,11 @@ class RunRecord:
 
 
 def load_run(path: str | Path) -> RunRecord:
-    """Load one run directory (it must contain ``samples/``) through :class:`benchmarks.records.RunDir`."""
+    """Load one run directory (it must contain ``samples/``) through :class:`benchmarks.records.RunDir`.
+
+    Records of samples outside the manifest's ``selected`` (left from an earlier ``run.ids`` /
+    ``run.limit`` of the same run directory) go to ``outside_selection``, not ``samples``: no count
+    reads them. A manifest without ``selected`` (written before it) keeps every record."""
     run_dir = RunDir(path)
     path = run_dir.path
     if not run_dir.samples_path.is_dir():
@@ -164,10 +169,12 @@ def load_run(path: str | Path) -> RunRecord:
                     shards=run_dir.shard_manifests(), backbone_name=backbone, problems=list(run_dir.problems),
                     models={"backbone": models.get("backbone"), "user": models.get("user"),
                             "judge": models.get("judge")})
+    selection = run.selection
     for d in run_dir.sample_dirs():
         result = d.result()
         if result is None:
             run.unfinished.append(d.name)
             continue
-        run.samples.append(SampleRecord(run=run, dir=d, result=result))
+        sample = SampleRecord(run=run, dir=d, result=result)
+        (run.samples if selection is None or sample.sample_id in selection else run.outside_selection).append(sample)
     return run

@@ -63,7 +63,8 @@ class RunTables(CountedRuns):
         selected (manifest ``n_selected``, summed over repeats), records, scored samples (ok +
         errored + missing, over all repeats), tasks (LoCoEval), errored, missing (selected, no
         finished record: counted as failed), excluded and why (for every method alike), unfinished
-        (folders without result.json, interrupted records)."""
+        (folders without result.json, interrupted records), outside_selection (records of samples
+        their run's manifest did not select: left out) and outside_ids."""
         import pandas as pd
 
         runs = self.select(benchmark)
@@ -82,6 +83,7 @@ class RunTables(CountedRuns):
                 n_tasks = (sum(len(self.sample_tasks(s, known)) for s in scored)
                            if group[0].family == LOCOEVAL else None)
                 mine_excluded = sorted({s.sample_id for s in recorded if s.sample_id in excluded})
+                outside = [s.sample_id for r in group for s in r.outside_selection]
                 models = group[0].models
                 rows.append({
                     "benchmark": benchmark, "backbone": bb, "method": m, "model": models.get("backbone"),
@@ -97,5 +99,6 @@ class RunTables(CountedRuns):
                     "excluded": len(mine_excluded),
                     "excluded_why": "; ".join(f"{sid}: {excluded[sid]}" for sid in mine_excluded),
                     "unfinished": unfinished,
+                    "outside_selection": len(outside), "outside_ids": ", ".join(sorted(set(outside))),
                 })
         return pd.DataFrame(rows)

@@ -146,3 +146,70 @@ def test_brackets_table_pairs_repeat_i_with_repeat_i(tmp_path):
     d = brackets.brackets_table(tasks, n_resamples=100).data.set_index("subset")
     assert d.loc["all", "n_paired"] == 16 and d.loc["single-hop", "n_paired"] == 6
     assert d.loc["all", "paired_pp"] == pytest.approx(62.5) and bool(d.loc["all", "same_tasks"])
+
+
+def _add_record_outside(run: Path, sid: str = "s9") -> None:
+    """A passing record of a sample the run's manifest does not select (left by an earlier run.ids)."""
+    rec.atomic_write_json(run / rec.SAMPLES / sid / "result.json", {
+        "sample_id": sid, "subset": "single-hop", "project": "repoD", "repo_cluster": "repoD", "n_turns": 32,
+        "n_tasks": 1, "status": "ok", "error": None, "prep_replies": "skipped", "attempt": "a1", "wall_seconds": 1.0,
+        "tasks": [{"req_id": "r1", "namespace": f"repoD.mod_{sid}.r1", "passed": True, "outcome": "pass"}]})
+
+
+def test_records_outside_the_selection_are_left_out_and_named(tmp_path):
+    """A record of a sample outside its run's recorded selection: not in any frame or number, named in the
+    brackets table's notes, the validity row, the warnings and the report."""
+    from benchmarks.analysis import brackets
+    from benchmarks.analysis.records import load_runs
+    from benchmarks.analysis.report import build_report
+
+    runs_dirs = {method: write_bracket_run(tmp_path, method) for method in OUTCOMES}
+    before = brackets.brackets_table(load_runs([tmp_path]).tasks_frame("locoeval"), n_resamples=100).data
+    for run in runs_dirs.values():
+        _add_record_outside(run)
+    runs = load_runs([tmp_path])
+    tasks = runs.tasks_frame("locoeval")
+    assert "s9" not in set(tasks["sample_id"]) and len(tasks) == 2 * 8
+    assert "s9" not in set(runs.samples_frame("locoeval")["sample_id"])
+    outside = runs.outside_selection_frame("locoeval")
+    assert sorted(zip(outside["method"], outside["sample_id"])) == [("no_memory", "s9"), ("oracle_context", "s9")]
+    table = brackets.brackets_table(tasks, n_resamples=100, names=runs.labels, outside=outside)
+    assert table.data.drop(columns=["n_resamples"], errors="ignore").equals(
+        before.drop(columns=["n_resamples"], errors="ignore"))
+    assert table.notes[0].startswith("Outside the selection: 2 record(s) of 1 sample(s)")
+    assert "s9 (No Memory (floor) fixture, Oracle Context (ceiling) fixture)" in table.notes[0]
+    assert "Outside the selection" in table.to_markdown()
+    validity = runs.validity("locoeval").set_index("method")
+    assert validity.loc["no_memory", "outside_selection"] == 1 and validity.loc["no_memory", "outside_ids"] == "s9"
+    assert validity.loc["no_memory", "scored"] == 4
+    assert sum("1 record(s) outside the manifest's selection left out of every table: s9" in w
+               for w in runs.warnings) == 2
+    report = build_report([tmp_path], tmp_path / "report", n_resamples=50, tsne=False)
+    assert not report.failed, report.failures
+    assert "Outside the selection: 2 record(s)" in (tmp_path / "report" / "locoeval" / "brackets.md").read_text()
+
+
+def test_run_without_a_recorded_selection_counts_every_record(tmp_path):
+    """A manifest written before ``selected``: every record is counted, as before, and nothing is outside."""
+    import json
+
+    from benchmarks.analysis import brackets
+    from benchmarks.analysis.records import load_runs
+
+    for method in OUTCOMES:
+        run = write_bracket_run(tmp_path, method)
+        _add_record_outside(run)
+        m = json.loads((run / rec.MANIFEST).read_text())
+        del m["selected"], m["n_selected"]
+        (run / rec.MANIFEST).write_text(json.dumps(m))
+    runs = load_runs([tmp_path])
+    tasks = runs.tasks_frame("locoeval")
+    assert "s9" in set(tasks["sample_id"]) and len(tasks) == 2 * 9
+    assert runs.outside_selection_frame("locoeval").empty
+    table = brackets.brackets_table(tasks, n_resamples=100, names=runs.labels,
+                                    outside=runs.outside_selection_frame("locoeval"))
+    assert not any(n.startswith("Outside the selection") for n in table.notes)
+    d = table.data.set_index("subset")
+    assert (d.loc["all", "floor_n_tasks"], d.loc["all", "ceiling_n_tasks"]) == (9, 9)
+    assert d.loc["all", "headroom_pp"] == pytest.approx(100 * 8 / 9 - 100 * 3 / 9)
+    assert any("manifest without 'selected'" in w for w in runs.warnings)
