@@ -9,7 +9,8 @@ the recording plugin (``record_plugin``), twice, each time in a fresh process:
    literals only, such as ``8 * 1024``) of ``assert a == b`` or of
    ``self.assertEqual(a, b)`` and its relatives (``assertListEqual``, ``assertDictEqual``,
    ``assertCountEqual``, ``assertAlmostEqual``, ...) (or, when that side is a
-   ``pytest.mark.parametrize`` parameter, its literal value in the failing case) becomes
+   ``pytest.mark.parametrize`` parameter, its literal value in the failing case; or, when that side is
+   a plain local name, the literal of its one binding -- see "Bound names") becomes
    ``repr(actual)`` (only when ``ast.literal_eval`` of that repr gives the actual value back, same
    type); the ``True`` / ``False`` / ``None`` side of ``assert a is b`` / ``self.assertIs(a, b)``
    becomes the singleton the fork produced; each literal argument of a failing
@@ -27,8 +28,19 @@ the recording plugin (``record_plugin``), twice, each time in a fresh process:
 4. repeat with the rewritten files (a test may fail at a later assertion) until every test that
    passes under the public body passes under the fork's body, at most :data:`MAX_ROUNDS` rounds.
 
-Result: the rewritten test files, a unified diff per file, every rewrite (file, line, test, old and
-new operand). :func:`observing_files` finds the other test files the fork makes fail (they must be
+Bound names (derivation 5): in ``expected = {'a': 1}`` then ``assert f(x) == expected`` (or
+``self.assertEqual(f(x), expected)``, or ``m.assert_called_with(expected)``) the rewritten operand is
+the literal of the binding, when the test function binds the name exactly once (no second assignment,
+augmented assignment, ``del``, loop / with / comprehension / walrus target, parameter, import,
+``global`` / ``nonlocal``), by a plain ``name = <literal or expression of literals>`` statement of the
+function's own body (not inside an ``if`` / loop / ``with`` / ``try``) before the assertion, and reads
+it only as an operand of its assertions. Each such rewrite is remembered per file, function and name:
+when another assertion fed by the same name later records a different value, the task is dropped
+with that reason (never two values for one binding). Otherwise the reason of the "neither side" drop
+names what disqualified the binding (bound twice, inside a block, read elsewhere, ...).
+
+Result: the rewritten test files, a unified diff per file, every rewrite (file, line of the assertion,
+test, old and new operand). :func:`observing_files` finds the other test files the fork makes fail (they must be
 hidden from the method too).
 """
 
@@ -49,7 +61,7 @@ from benchmarks.sandbox.local import LocalExecutor
 from reconmem.platform import pyast
 
 MAX_ROUNDS = 10
-DERIVE_VERSION = 4             # screening rows of an older derivation are screened again
+DERIVE_VERSION = 5             # screening rows of an older derivation are screened again
 _RAISES_CALLS = {"raises", "assertRaises"}
 _EQ_METHODS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
                "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual",
@@ -136,6 +148,7 @@ class Derivation:
     public_failures: list[str] = field(default_factory=list)
     rounds: int = 0
     runs: int = 0
+    bound: dict[str, str] = field(default_factory=dict)         # "file::function::name" -> its rewritten literal
 
     def record(self) -> dict[str, Any]:
         return {"ok": self.ok, "reason": self.reason, "diffs": self.diffs,
@@ -203,6 +216,12 @@ def plan_rewrite(text: str, rec: dict[str, Any]) -> tuple[tuple[int, int], str, 
 def plan_rewrites(text: str, rec: dict[str, Any]) -> list[tuple[tuple[int, int], str, str]]:
     """``[((start, end), old, new)]``: the expected operand(s) of the recorded assertion and their new
     text (several only for a mock call's differing arguments)."""
+    return [(span, old, new) for span, old, new, _ in _plan(text, rec)]
+
+
+def _plan(text: str, rec: dict[str, Any]) -> list[tuple[tuple[int, int], str, str, str]]:
+    """:func:`plan_rewrites` with, per rewrite, the bound name it went through (``function::name``,
+    see :func:`_bound_literal`) or ``""``."""
     tree = pyast.parse(text)
     line = rec["line"]
     if rec["kind"] in ("compare", "unittest"):
@@ -222,10 +241,19 @@ def plan_rewrites(text: str, rec: dict[str, Any]) -> list[tuple[tuple[int, int],
             identity = _call_name(calls[0]) in _IS_METHODS
             left, right = calls[0].args[0], calls[0].args[1]
         lit_l, lit_r = _literal(left), _literal(right)
+        via = ""
         if lit_l == lit_r and not lit_l:
             param_l, param_r = (_parametrized_value(tree, line, side, rec.get("indices")) for side in (left, right))
+            whys = ""
+            if param_l is None and param_r is None:
+                (param_l, key_l, why_l), (param_r, key_r, why_r) = (_bound_literal(tree, line, side)
+                                                                    for side in (left, right))
+                if param_l is not None and param_r is not None:
+                    raise DeriveError(f"line {line}: both sides of the comparison are names bound to literals")
+                via, whys = key_l or key_r, "; ".join(w for w in (why_l, why_r) if w)
             if (param_l is None) == (param_r is None):
-                raise DeriveError(f"line {line}: neither side of the comparison is a literal or one parameter's value")
+                raise DeriveError(f"line {line}: neither side of the comparison is a literal or one parameter's value"
+                                  + (f" ({whys})" if whys else ""))
             lit_l, left, right = param_l is not None, param_l or left, param_r or right
         elif lit_l == lit_r:
             raise DeriveError(f"line {line}: both sides of the comparison are literals")
@@ -236,7 +264,7 @@ def plan_rewrites(text: str, rec: dict[str, Any]) -> list[tuple[tuple[int, int],
             raise DeriveError(f"line {line}: an identity check against something other than True / False / None")
         span = _segment_span(text, expected)
         old = text[span[0]:span[1]]
-        return [(span, old, _same_quotes(old, actual["repr"]))]
+        return [(span, old, _same_quotes(old, actual["repr"]), via)]
     if rec["kind"] == "call":
         return _plan_call(text, tree, rec)
     if rec["kind"] == "raises":
@@ -248,13 +276,14 @@ def plan_rewrites(text: str, rec: dict[str, Any]) -> list[tuple[tuple[int, int],
             raise DeriveError(f"line {line}: a tuple of expected exceptions")
         new = _class_name_for(tree, arg, rec["expected"], rec["raised"])
         span = _segment_span(text, arg)
-        return [(span, text[span[0]:span[1]], new)]
+        return [(span, text[span[0]:span[1]], new, "")]
     raise DeriveError(f"unknown record kind {rec['kind']!r}")
 
 
-def _plan_call(text: str, tree: ast.Module, rec: dict[str, Any]) -> list[tuple[tuple[int, int], str, str]]:
+def _plan_call(text: str, tree: ast.Module, rec: dict[str, Any]) -> list[tuple[tuple[int, int], str, str, str]]:
     """The differing arguments of a failing ``mock.assert_called_with(...)`` /
-    ``assert_called_once_with(...)``: each must be a literal (or one parameter's value) in the test,
+    ``assert_called_once_with(...)``: each must be a literal (or one parameter's value, or a name
+    bound once to a literal) in the test,
     the actual argument must have a literal form, and the two calls must have the same shape."""
     line = rec["line"]
     calls = [c for c in _innermost(tree, line, ast.Call) if _call_name(c) in _CALL_ASSERTS]
@@ -275,14 +304,18 @@ def _plan_call(text: str, tree: ast.Module, rec: dict[str, Any]) -> list[tuple[t
             continue
         if not a.get("literal"):
             raise DeriveError(f"line {line}: the actual argument has no literal form ({a.get('type')})")
+        via = ""
         if not _literal(node):
-            node = _parametrized_value(tree, line, node, rec.get("indices"))
-            if node is None:
-                raise DeriveError(f"line {line}: a differing argument of the expected call is neither a literal "
-                                  f"nor one parameter's value")
+            param = _parametrized_value(tree, line, node, rec.get("indices"))
+            if param is None:
+                param, via, why = _bound_literal(tree, line, node)
+                if param is None:
+                    raise DeriveError(f"line {line}: a differing argument of the expected call is neither a literal "
+                                      f"nor one parameter's value" + (f" ({why})" if why else ""))
+            node = param
         span = _segment_span(text, node)
         old = text[span[0]:span[1]]
-        out.append((span, old, _same_quotes(old, a["repr"])))
+        out.append((span, old, _same_quotes(old, a["repr"]), via))
     if not out:
         raise DeriveError(f"line {line}: the expected and the actual call differ in no argument's value")
     return out
@@ -333,6 +366,83 @@ def _parametrized_value(tree: ast.Module, line: int, operand: ast.AST, indices: 
             case = case.elts[names.index(operand.id)]
         return case if _literal(case) and hasattr(case, "lineno") else None
     return None
+
+
+def _bound_literal(tree: ast.Module, line: int, operand: ast.AST) -> tuple[ast.AST | None, str, str]:
+    """``(literal, key, why)``: the literal a plain local name of the test function holding ``line`` is
+    bound to, and ``key`` (``function::name``), when the function binds the name exactly once, by a
+    ``name = <literal>`` statement of its own body (not inside a block that could be skipped or
+    repeated) ending before ``line``, and reads it only as an operand of its assertions; otherwise
+    ``(None, "", why)`` (``why`` empty when ``operand`` is no name the function binds)."""
+    funcs = _innermost(tree, line, (ast.FunctionDef, ast.AsyncFunctionDef))
+    if not isinstance(operand, ast.Name) or not funcs:
+        return None, "", ""
+    func, name = funcs[0], operand.id
+    sites = _binding_lines(func, name)
+    if not sites:
+        return None, "", ""
+    stmts = [s for s in func.body if (isinstance(s, ast.Assign) and len(s.targets) == 1
+                                      and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name)
+             or (isinstance(s, ast.AnnAssign) and s.simple and s.value is not None
+                 and isinstance(s.target, ast.Name) and s.target.id == name)]
+    if len(sites) > 1:
+        return None, "", f"`{name}` is bound {len(sites)} times in the test (lines {', '.join(map(str, sites))})"
+    if not stmts:
+        return None, "", f"`{name}` is not bound by a plain assignment of the test's own body (line {sites[0]})"
+    stmt = stmts[0]
+    if not _literal(stmt.value):
+        return None, "", f"`{name}` is bound to something other than a literal (line {stmt.lineno})"
+    if stmt.end_lineno >= line:
+        return None, "", f"`{name}` is bound after the assertion (line {stmt.lineno})"
+    operands = {id(n) for n in _assertion_operands(func)}
+    other = sorted({n.lineno for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name
+                    and isinstance(n.ctx, ast.Load) and id(n) not in operands})
+    if other:
+        return None, "", (f"`{name}` is also read other than as an assertion's operand (line "
+                          f"{', '.join(map(str, other))})")
+    owner = [c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and func in c.body]
+    return stmt.value, "::".join([*owner, func.name, name]), ""
+
+
+def _binding_lines(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> list[int]:
+    """The lines where ``func`` (nested scopes included) binds, deletes or declares ``name``: assignment
+    and loop / with / walrus / comprehension targets, parameters, ``except ... as``, imports, nested
+    definitions, match captures, ``global`` / ``nonlocal``."""
+    lines = []
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            lines.append(n.lineno)
+        elif isinstance(n, ast.arg) and n.arg == name:
+            lines.append(n.lineno)
+        elif isinstance(n, ast.ExceptHandler) and n.name == name:
+            lines.append(n.lineno)
+        elif isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name:
+            lines.append(getattr(n, "lineno", func.lineno))
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not func and n.name == name:
+            lines.append(n.lineno)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name == name:
+            lines.append(n.lineno)
+        elif isinstance(n, ast.MatchMapping) and n.rest == name:
+            lines.append(n.lineno)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            lines.append(n.lineno)
+    return sorted(lines)
+
+
+def _assertion_operands(func: ast.AST) -> list[ast.AST]:
+    """The operands of ``func``'s assertions the derivation rewrites: both sides of ``assert a == b`` /
+    ``assert a is b`` and of ``assertEqual`` (relatives, ``assertIs``), the arguments of a mock's
+    ``assert_called_with`` / ``assert_called_once_with``."""
+    out: list[ast.AST] = []
+    for n in ast.walk(func):
+        if (isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1
+                and isinstance(n.test.ops[0], (ast.Eq, ast.Is))):
+            out += [n.test.left, n.test.comparators[0]]
+        elif isinstance(n, ast.Call) and _call_name(n) in _EQ_METHODS | _IS_METHODS:
+            out += n.args[:2]
+        elif isinstance(n, ast.Call) and _call_name(n) in _CALL_ASSERTS:
+            out += [*n.args, *(k.value for k in n.keywords)]
+    return out
 
 
 def _same_quotes(old: str, new: str) -> str:
@@ -473,9 +583,15 @@ def _apply_round(current: dict[str, str], run: Recording, new_failures: list[str
             rel = rec.get("file")
             if rel not in current:
                 raise DeriveError(f"{nodeid}: the failing assertion is in {rel}, not in a test file of the task")
-            for span, old, new in plan_rewrites(current[rel], rec):
+            for span, old, new, via in _plan(current[rel], rec):
                 if old == new:
                     raise DeriveError(f"{rel}:{rec['line']}: the expected operand already is {new}")
+                if via:
+                    had = der.bound.setdefault(f"{rel}::{via}", new)
+                    if had != new:
+                        raise DeriveError(f"{rel}:{rec['line']}: `{via.rsplit('::', 1)[1]}`, bound once in "
+                                          f"{via.rsplit('::', 1)[0]}, feeds assertions that saw different values "
+                                          f"({had} and {new})")
                 seen = plans.setdefault(rel, {}).get(span)
                 if seen is not None and seen[1] != new:
                     raise DeriveError(f"{rel}:{rec['line']}: one expected operand, two different actual values "

@@ -90,10 +90,94 @@ def test_pytest_match():
 
 def test_an_expected_value_that_is_no_literal_drops_the_task(tmp_path, recorder, fork_env):
     tests = TINY_TESTS.replace('    assert join(["a", "b"]) == "a,b"\n',
-                               '    expected = "a,b"\n    assert join(["a", "b"]) == expected\n')
+                               '    expected = ",".join("ab")\n    assert join(["a", "b"]) == expected\n')
     root = make_tiny_project(tmp_path / "p", tests=tests)
     der = _derive(root, recorder, fork_env)
     assert not der.ok and "neither side of the comparison is a literal" in der.reason, der.reason
+    assert "`expected` is bound to something other than a literal (line 10)" in der.reason, der.reason
+
+
+def test_a_name_bound_once_to_a_literal_gets_the_forks_value(tmp_path, recorder, fork_env):
+    tests = (TINY_TESTS.replace('    assert join(["a", "b"]) == "a,b"\n',
+                                '    expected = "a,b"\n    assert join(["a", "b"]) == expected\n')
+             .replace('        self.assertEqual(join(["x", "y"]), "x,y")',
+                      '        want: str = "x" + ",y"\n        got = join(["x", "y"])\n'
+                      '        self.assertEqual(got, want)'))
+    tests += '''
+
+def test_one_name_two_assertions_one_value():
+    expected = "a,b"
+    assert join(["a", "b"]) == expected
+    assert join(["a", "b"]).lower() == expected
+'''
+    root = make_tiny_project(tmp_path / "p", tests=tests)
+    der = _derive(root, recorder, fork_env)
+    assert der.ok, der.reason
+    diff = der.diffs[TESTS]
+    removed = [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+    added = [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    assert removed == ['expected = "a,b"', "with pytest.raises(mod.TooLong):", 'want: str = "x" + ",y"',
+                       'expected = "a,b"']
+    assert added == ['expected = "a;b"', "with pytest.raises(mod.Empty):", 'want: str = "x;y"', 'expected = "a;b"']
+    assert sorted(r.kind for r in der.rewrites) == ["compare", "compare", "raises", "unittest"]
+    assert der.files[TESTS].count("assert") == tests.count("assert")      # no assertion removed
+
+
+def test_a_name_feeding_assertions_that_see_two_values_drops_the_task(tmp_path, recorder, fork_env):
+    tests = TINY_TESTS + '''
+
+def test_shared_expected():
+    expected = "a,b"
+    assert join(["a", "b"]) == expected
+    assert ",".join(["a", "b"]) == expected
+'''
+    root = make_tiny_project(tmp_path / "p", tests=tests)
+    der = _derive(root, recorder, fork_env)
+    assert not der.ok, der.diffs
+    assert "`expected`, bound once in test_shared_expected, feeds assertions that saw different values " \
+           '("a;b" and "a,b")' in der.reason, der.reason
+
+
+def test_a_bound_name_is_rewritten_only_when_its_one_binding_is_certain():
+    rec = {"kind": "compare", "line": 4, "left": {"repr": "3", "literal": True, "type": "int"},
+           "right": {"repr": "2", "literal": True, "type": "int"}}
+    body = "def test_x():\n    {}\n    y = 0\n    assert f() == expected\n"
+    assert plan_rewrite(body.format("expected = 1 + 1"), rec)[1:] == ("1 + 1", "3")
+    unit = {**rec, "kind": "unittest", "left": rec["right"], "right": rec["left"]}
+    assert plan_rewrite(body.format("expected = 2").replace("assert f() == expected", "self.assertEqual(expected, f())"),
+                        unit)[1:] == ("2", "3")
+    refused = {
+        "expected = 1; expected = 2": "`expected` is bound 2 times in the test (lines 2, 2)",
+        "expected = 2; expected += 1": "bound 2 times",
+        "expected = 2; del expected": "bound 2 times",
+        "expected = 2; global expected": "bound 2 times",
+        "expected = y = 2": "not bound by a plain assignment",
+        "if FLAG: expected = 2": "`expected` is not bound by a plain assignment of the test's own body (line 2)",
+        "with ctx(): expected = 2": "not bound by a plain assignment",
+        "for expected in (2, 3): pass": "not bound by a plain assignment",
+        "expected = 2; g(expected)": "`expected` is also read other than as an assertion's operand (line 2)",
+        "expected = 2; assert len(str(expected)) == 1": "also read other than",
+        "expected = g()": "`expected` is bound to something other than a literal (line 2)",
+        "expected = [2]; (expected, y) = (y, 1)": "bound 2 times",
+    }
+    for stmt, why in refused.items():
+        reason = _refused(body.format(stmt), rec)
+        assert reason.startswith("line 4: neither side of the comparison is a literal or one parameter's value (")
+        assert why in reason, (stmt, reason)
+    loop = "def test_x():\n    for expected in (2, 3):\n        y = 0\n        assert f() == expected\n"
+    assert "not bound by a plain assignment" in _refused(loop, rec)
+    param = "def test_x(expected=2):\n    expected = 2\n    y = 0\n    assert f() == expected\n"
+    assert "bound 2 times" in _refused(param, rec)
+    after = "def test_x():\n    y = 0\n    z = 0\n    assert f() == expected\n    expected = 2\n"
+    assert "bound after the assertion" in _refused(after, rec)
+    both = "def test_x():\n    got = 3\n    expected = 2\n    assert got == expected\n"
+    assert "both sides of the comparison are names bound to literals" in _refused(both, rec)
+    call = {"kind": "call", "line": 3, "expected": {"args": [{"repr": "2", "literal": True, "type": "int"}], "kwargs": {}},
+            "actual": {"args": [{"repr": "3", "literal": True, "type": "int"}], "kwargs": {}}}
+    mocked = "def test_x():\n    n = 2\n    m.assert_called_with(n)\n"
+    assert plan_rewrite(mocked, call)[1:] == ("2", "3")
+    twice = "def test_x():\n    n = 2\n    m.assert_called_with(n)\n    n = 4\n"
+    assert "nor one parameter's value (`n` is bound 2 times" in _refused(twice, call)
 
 
 def test_one_assertion_with_two_values_drops_the_task(tmp_path, recorder, fork_env):
@@ -265,7 +349,17 @@ def test_mock_calls_of_another_shape_or_without_literals_drop_the_task(tmp_path,
     assert not der.ok and "other positional / keyword arguments" in der.reason, der.reason
     named = EXTRA_TESTS.replace('send.assert_called_once_with("a,b", retries=3)',
                                 'retries = 3\n    send.assert_called_once_with("a,b", retries=retries)')
-    root = make_tiny_project(tmp_path / "q", module=EXTRA_MODULE, tests=named, other=None)
+    root = make_tiny_project(tmp_path / "q", module=EXTRA_MODULE, tests=named.replace("retries = 3", "retries = 3 - 0"),
+                             other=None)
+    der = _derive(root, recorder, fork_env, fork=EXTRA_FORK)
+    assert der.ok, der.reason                                   # a name bound once to a literal: its literal
+    changed = [ln for ln in der.diffs[TESTS].splitlines() if "retries" in ln and ln[:1] in "-+"]
+    assert changed == ["-    retries = 3 - 0", '-    send.assert_called_once_with("a,b", retries=retries)',
+                       "+    retries = 5", '+    send.assert_called_once_with("a;b", retries=retries)',
+                       "-    send.assert_called_with(joined, retries=3)", "+    send.assert_called_with(joined, retries=5)"], \
+        changed
+    looped = named.replace("    retries = 3\n", "    for retries in (3,):\n        pass\n")
+    root = make_tiny_project(tmp_path / "r", module=EXTRA_MODULE, tests=looped, other=None)
     der = _derive(root, recorder, fork_env, fork=EXTRA_FORK)
     assert not der.ok and "neither a literal nor one parameter's value" in der.reason, der.reason
 
