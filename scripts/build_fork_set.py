@@ -8,6 +8,7 @@
     python -m scripts.build_fork_set show NAMESPACE [--out FILE]
     python -m scripts.build_fork_set ship --screen FILE [--set-dir DIR] [--deveval-data FILE]
     python -m scripts.build_fork_set compose --screen FILE [--seed N] [--set-dir DIR] [--deveval-data FILE] [--no-check]
+    python -m scripts.build_fork_set releases --screen FILE [--screen FILE2] --out FILE [--projects NAME ...]
 
 ``screen`` appends one JSON line per task to ``--out`` (default ``<cache>/locoeval_fork/screen.jsonl``)
 and skips the tasks already there, so an interrupted screening resumes by running the same command.
@@ -26,6 +27,9 @@ task's latest row for review: its changes with the user's statements, the test d
 ``compose`` writes the conversations of those tasks into the set directory: ``samples.jsonl``,
 ``samples.verification.jsonl``, ``generation.json`` (seeded, deterministic; a counterfactual distractor
 whose body passes the fork's tests is left out unless ``--no-check``; ``benchmarks/locoeval/fork/compose.py``).
+``releases`` checks the validated tasks' fork fragments against the project's other releases on the index
+(``$RECONMEM_PYPI_JSON``) and appends one row per task to ``--out`` (resumable;
+``benchmarks/locoeval/fork/releases.py``).
 What, how and what remains: ``benchmarks/locoeval/fork/__init__.py``.
 """
 
@@ -90,11 +94,19 @@ def main(argv: list[str] | None = None) -> int:
     cp.add_argument("--manifest", type=Path, default=None, help="pypi_sources.json (default: the shipped one)")
     cp.add_argument("--no-check", action="store_true",
                     help="do not run the counterfactual distractors' bodies against the fork's tests")
+    rl = sub.add_parser("releases", help="check the fork fragments against the project's other releases (resumable)")
+    rl.add_argument("--screen", type=Path, action="append", required=True, help="screening results file (repeatable)")
+    rl.add_argument("--out", type=Path, required=True, help="results file (append-only JSONL)")
+    rl.add_argument("--projects", nargs="*", default=None, help="project paths or names (default: every one)")
+    rl.add_argument("--manifest", type=Path, default=None, help="pypi_sources.json (default: the shipped one)")
+    rl.add_argument("--max-releases", type=int, default=None, help="releases per project at most")
     args = ap.parse_args(argv)
     if args.command == "ship":
         return ship_command(args)
     if args.command == "compose":
         return compose_command(args)
+    if args.command == "releases":
+        return releases_command(args)
 
     from benchmarks.locoeval.fork.screen import (ScreenOptions, default_results_path, loss_counts, read_results,
                                                  screen, site_counts)
@@ -176,6 +188,21 @@ def compose_command(args: argparse.Namespace) -> int:
     print(json.dumps({k: gen[k] for k in ("validated", "composed", "distractor_modes", "counterfactuals_rejected",
                                           "statistics")}, indent=1))
     return 0
+
+
+def releases_command(args: argparse.Namespace) -> int:
+    """``releases``: the validated tasks' fork fragments checked against the project's other releases."""
+    from benchmarks.deveval.tasks import TaskDataError
+    from benchmarks.locoeval.fork.releases import MAX_RELEASES, ReleaseCheckError, check_releases
+
+    try:
+        stats = check_releases(args.screen, args.out, projects=args.projects, manifest=args.manifest,
+                               max_releases=args.max_releases or MAX_RELEASES)
+    except (ReleaseCheckError, TaskDataError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(stats.line())
+    return 1 if stats.projects_failed else 0
 
 
 def render_row(row: dict) -> str:
