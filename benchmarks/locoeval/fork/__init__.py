@@ -24,7 +24,8 @@ The pieces (this package; v1 / v2 code is reused by import and not changed)
   body under a pytest plugin that records the real operands of every failing ``assert a == b`` /
   ``assert a is b`` / ``assertEqual`` (and its relatives, ``assertIs``) / mock ``assert_called_with``
   and the class a ``pytest.raises`` / ``assertRaises`` actually saw; only the expected operand (a
-  literal, replaced by ``repr(actual)`` when that round-trips; True / False / None for ``is``; the
+  literal, or the literal a plain local name is bound to once in the test function, replaced by
+  ``repr(actual)`` when that round-trips; True / False / None for ``is``; the
   differing literal arguments of the expected call) or the expected class is rewritten; twice in fresh processes per round (unstable -> dropped); rounds until every
   test that passes on the release passes on the fork; a unified diff per test file. Anything that
   cannot be done mechanically (no literal side, a loop or shared helper seeing two values, a failure

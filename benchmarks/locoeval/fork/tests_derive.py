@@ -61,7 +61,7 @@ from benchmarks.sandbox.local import LocalExecutor
 from reconmem.platform import pyast
 
 MAX_ROUNDS = 10
-DERIVE_VERSION = 5             # screening rows of an older derivation are screened again
+DERIVE_VERSION = 5             # screening rows of an older derivation are screened again (5: bound names)
 _RAISES_CALLS = {"raises", "assertRaises"}
 _EQ_METHODS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
                "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual",
@@ -252,8 +252,8 @@ def _plan(text: str, rec: dict[str, Any]) -> list[tuple[tuple[int, int], str, st
                     raise DeriveError(f"line {line}: both sides of the comparison are names bound to literals")
                 via, whys = key_l or key_r, "; ".join(w for w in (why_l, why_r) if w)
             if (param_l is None) == (param_r is None):
-                raise DeriveError(f"line {line}: neither side of the comparison is a literal or one parameter's value"
-                                  + (f" ({whys})" if whys else ""))
+                raise DeriveError(f"line {line}: neither side of the comparison is a literal or one parameter's "
+                                  f"value" + (f" ({whys})" if whys else ""))
             lit_l, left, right = param_l is not None, param_l or left, param_r or right
         elif lit_l == lit_r:
             raise DeriveError(f"line {line}: both sides of the comparison are literals")
@@ -310,8 +310,8 @@ def _plan_call(text: str, tree: ast.Module, rec: dict[str, Any]) -> list[tuple[t
             if param is None:
                 param, via, why = _bound_literal(tree, line, node)
                 if param is None:
-                    raise DeriveError(f"line {line}: a differing argument of the expected call is neither a literal "
-                                      f"nor one parameter's value" + (f" ({why})" if why else ""))
+                    raise DeriveError(f"line {line}: a differing argument of the expected call is neither a "
+                                      f"literal nor one parameter's value" + (f" ({why})" if why else ""))
             node = param
         span = _segment_span(text, node)
         old = text[span[0]:span[1]]
@@ -418,7 +418,8 @@ def _binding_lines(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> l
             lines.append(n.lineno)
         elif isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name:
             lines.append(getattr(n, "lineno", func.lineno))
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not func and n.name == name:
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not func \
+                and n.name == name:
             lines.append(n.lineno)
         elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name == name:
             lines.append(n.lineno)
