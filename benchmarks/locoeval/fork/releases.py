@@ -51,11 +51,17 @@ from reconmem.platform.downloads import DownloadError, cache_root, download_url
 
 MAX_RELEASES = 80
 MAX_PROJECT_MB = 1500.0
-RULE = (f"the snapshot's release + the last release of every major.minor series + every release after the "
-        f"snapshot's version; at most {MAX_RELEASES} releases and {MAX_PROJECT_MB:.0f} MB of sdists per project "
-        f"(over a cap the oldest after-snapshot releases, then the oldest series, are skipped); one sdist per "
-        f"version; fork fragment (order: fork text) searched in the function's source, whitespace removed, "
-        f"quotes folded")
+
+
+def rule_text(max_releases: int = MAX_RELEASES, max_mb: float = MAX_PROJECT_MB) -> str:
+    """The release rule as recorded in every row."""
+    return (f"the snapshot's release + the last release of every major.minor series + every release after the "
+            f"snapshot's version; at most {max_releases} releases and {max_mb:.0f} MB of sdists per project (over a "
+            f"cap the oldest after-snapshot releases, then the oldest series, are skipped); one sdist per version; "
+            f"fork fragment (order: fork text) searched in the function's source, whitespace removed, quotes folded")
+
+
+RULE = rule_text()
 
 
 class ReleaseCheckError(ValueError):
@@ -286,30 +292,35 @@ def _nearest_opener(lines: list[str], i: int, lo: int) -> int:
     return lo - 1
 
 
-def find_function(archive: Path, file: str, pkg_path: str, qualname: str) -> dict[str, list[str]]:
-    """``{path under the top directory: [function source, ...]}`` of ``qualname`` in a release.
+def find_functions(archive: Path, tasks: list[tuple[str, str, str]]) -> list[dict[str, list[str]]]:
+    """Per task ``(file, pkg_path, qualname)``: ``{path under the top directory: [function source, ...]}``
+    of ``qualname`` in a release (empty: not found).
 
     The snapshot's path first, else the path from the package directory (shortest match), else every
-    ``.py`` member defining the function's last name."""
-    candidates = dict(archive_members(archive, lambda rel: rel == file or rel == pkg_path
-                                      or rel.endswith("/" + pkg_path)))
-    if file in candidates:
-        order = [file]
-    else:
-        order = sorted(candidates, key=lambda p: (len(p), p))
-    for path in order:
-        srcs = function_sources(candidates[path], qualname)
-        if srcs:
-            return {path: srcs}
-    name = qualname.rsplit(".", 1)[-1]
-    needle = re.compile(rf"\bdef\s+{re.escape(name)}\b")
-    found: dict[str, list[str]] = {}
-    for path, text in archive_members(archive, lambda rel: True):
-        if needle.search(text):
-            srcs = function_sources(text, qualname)
-            if srcs:
-                found[path] = srcs
-    return found
+    ``.py`` member defining the function's last name. One pass over the archive reads the candidate
+    files of every task; a second pass (only when a task's function was not there) reads the ``.py``
+    members that define one of the missing names."""
+    def candidate(rel: str) -> bool:
+        return any(rel == file or rel == pkg or rel.endswith("/" + pkg) for file, pkg, _ in tasks)
+
+    files = dict(archive_members(archive, candidate))
+    out: list[dict[str, list[str]]] = []
+    for file, pkg, qualname in tasks:
+        order = [file] if file in files else sorted((p for p in files if p == pkg or p.endswith("/" + pkg)),
+                                                    key=lambda p: (len(p), p))
+        found = next(({p: srcs} for p in order if (srcs := function_sources(files[p], qualname))), {})
+        out.append(found)
+    lost = [i for i, found in enumerate(out) if not found]
+    if lost:
+        names = {tasks[i][2].rsplit(".", 1)[-1] for i in lost}
+        needle = re.compile(r"\bdef\s+(" + "|".join(map(re.escape, sorted(names))) + r")\b")
+        defining = [(p, t) for p, t in archive_members(archive, lambda rel: True) if needle.search(t)]
+        for i in lost:
+            for path, text in defining:
+                srcs = function_sources(text, tasks[i][2])
+                if srcs:
+                    out[i][path] = srcs
+    return out
 
 
 # ---------------------------------------------------------------- the check
@@ -377,11 +388,11 @@ def check_project(pypi_name: str, snapshot: str, rows: list[dict[str, Any]], *, 
             stats.downloaded += 1
             stats.downloaded_mb += archive.stat().st_size / 1e6
         stats.releases_checked += 1
-        for c in checks:
-            try:
-                found = find_function(archive, c.row["file"], c.pkg_path, c.qualname)
-            except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
-                raise ReleaseCheckError(f"{pypi_name} {rel.version}: cannot read {archive}: {exc}") from None
+        try:
+            founds = find_functions(archive, [(c.row["file"], c.pkg_path, c.qualname) for c in checks])
+        except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
+            raise ReleaseCheckError(f"{pypi_name} {rel.version}: cannot read {archive}: {exc}") from None
+        for c, found in zip(checks, founds):
             if not found:
                 c.missing.append(rel.version)
                 continue
@@ -413,7 +424,7 @@ def check_project(pypi_name: str, snapshot: str, rows: list[dict[str, Any]], *, 
                     "releases_missing_function": c.missing, "releases_moved": c.moved,
                     "releases_skipped": skipped, "fork_hits": c.fork_hits, "public_hits": c.public_hits,
                     "fork_needles": {ch["key"]: change_needle(ch) for ch in c.row["changes"]},
-                    "ok": ok, "rule": RULE, **({"note": note} if note else {})})
+                    "ok": ok, "rule": rule_text(max_releases, max_mb), **({"note": note} if note else {})})
         log(f"  {c.row['namespace']}: {len(c.checked)} releases, {len(c.missing)} without the function, "
             f"fork hits {c.fork_hits or 'none'}" + (f", public fragment missing in the snapshot {public_missing}"
                                                    if public_missing else ""))
