@@ -16,7 +16,8 @@ class RunTables(CountedRuns):
     """Per-run and per-(backbone, method) tables of the counted runs."""
 
     def manifests(self) -> list[dict[str, Any]]:
-        """One row per run: keys, models, sample status counts, cost and the manifest fields."""
+        """One row per run: keys, models, status counts of its selected samples (and of the records
+        outside its selection, left out), cost and the manifest fields."""
         out = []
         for r in self.runs:
             counts: dict[str, int] = {}
@@ -24,6 +25,8 @@ class RunTables(CountedRuns):
                 counts[s.status] = counts.get(s.status, 0) + 1
             if r.unfinished:
                 counts["unfinished"] = len(r.unfinished)
+            if r.outside_selection:
+                counts["outside selection (left out)"] = len(r.outside_selection)
             cost = r.summary.get("cost_usd")
             if cost is None:
                 cost = sum(s.token_summary.get("cost_usd_all", 0.0) for s in r.samples)

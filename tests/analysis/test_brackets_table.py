@@ -182,6 +182,8 @@ def test_records_outside_the_selection_are_left_out_and_named(tmp_path):
     validity = runs.validity("locoeval").set_index("method")
     assert validity.loc["no_memory", "outside_selection"] == 1 and validity.loc["no_memory", "outside_ids"] == "s9"
     assert validity.loc["no_memory", "scored"] == 4
+    counts = {m["method"]: m["status_counts"] for m in runs.manifests()}
+    assert counts["no_memory"] == {"ok": 4, "outside selection (left out)": 1}
     assert sum("1 record(s) outside the manifest's selection left out of every table: s9" in w
                for w in runs.warnings) == 2
     report = build_report([tmp_path], tmp_path / "report", n_resamples=50, tsne=False)
