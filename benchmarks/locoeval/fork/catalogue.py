@@ -25,11 +25,18 @@ one fork value per site:
 | ``key`` | a ``snake_case`` / ``camelCase`` string key of a dict the function builds and returns (a returned dict literal, one assigned to a returned name, ``d['k'] = v`` on a returned name), named nowhere else in the function | the other convention (``'user_id'`` <-> ``'userId'``) |
 | ``base`` | the start of ``enumerate`` | ``enumerate(x)`` -> ``enumerate(x, 1)``, ``enumerate(x, 1)`` -> ``enumerate(x)`` |
 | ``rounding`` | ``floor`` / ``ceil``, ``round(x, n)``, ``int(a / b)`` | ``ceil`` / ``floor``, ``round(x, n + 1)``, ``round(a / b)`` |
+| ``absent`` | the empty fallback (``[]``, ``{}``, ``()``, ``''``, ``set()`` ..., ``0``) of ``d.get(k, v)`` / ``d.pop(k, v)`` / ``getattr(o, n, v)`` whose result the function returns as it is (the whole value returned, or assigned to a name used only in ``return name``) | ``None``: an absent key or attribute gives ``None`` |
+| ``collection`` | a one-line literal collection of two or more constants (no bools) assigned to a local name that the function uses only as the right side of ``in`` / ``not in`` | its last element left out (``membership`` for a collection named first) |
 
 ``format`` also covers an f-string that is no message: the separator between two placeholders
 (``f'{k}: {v}'`` -> ``f'{k} - {v}'``). ``exception`` also gives ``TypeError`` -> ``ValueError``.
 Version 7 only added sites: for every screened task its proposals contain version 6's (checked over
 the 1,010 located tasks), which lets the screening carry version-6 rows forward (``screen``).
+Version 8 only adds the kinds ``absent`` and ``collection`` (for the targets of the version-7
+screening with no site: a returned fallback that is empty, a local set of accepted or refused values);
+their proposers run after every older one and their sites never take an older kind's span, so every
+older kind proposes exactly its version-7 changes (keys, fork texts, sentences) and a task whose
+proposals are unchanged can be carried forward.
 
 Nothing else: no change to a docstring, message, log text, f-string part (but the separator above), annotation or subscript,
 no change that does not parse, no second change on the same line. Every change has a one-sentence
@@ -59,8 +66,9 @@ from benchmarks.locoeval.verified.source import (FRAGMENT_CHARS, SourceText, ded
 from reconmem.platform import pyast
 
 KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "flag", "membership", "case", "sort",
-         "side", "encoding", "exception", "order", "missing", "empty", "strip", "key", "base", "rounding")
-CATALOGUE_VERSION = 7          # screening rows of an older catalogue are screened again
+         "side", "encoding", "exception", "order", "missing", "empty", "strip", "key", "base", "rounding", "absent",
+         "collection")
+CATALOGUE_VERSION = 8          # screening rows of an older catalogue are screened again
 UNIT_FACTORS = {7, 8, 12, 16, 24, 32, 60, 64, 100, 128, 256, 255, 365, 1000, 1024, 3600, 86400, 1e3, 1e6, 1e9,
                 1000000, 1000000000, 0x7F, 0xFF, 0xFFFF, 65535, 65536}
 LIMIT_WORDS = re.compile(r"timeout|limit|max|min|retr|attempt|size|count|depth|width|length|len\b|"
@@ -988,10 +996,82 @@ def fstring_changes(t: Target) -> list[ForkChange]:
     return out
 
 
+def _only_returned(t: Target, node: ast.AST) -> bool:
+    """Is ``node`` the whole value returned, or the whole value of ``name = node`` where ``name`` is
+    assigned once and its only other use is ``return name``?"""
+    par = t.parents.get(node)
+    if isinstance(par, ast.Return) and par.value is node:
+        return True
+    if not (isinstance(par, ast.Assign) and par.value is node and len(par.targets) == 1
+            and isinstance(par.targets[0], ast.Name)):
+        return False
+    name = par.targets[0].id
+    uses = [n for n in ast.walk(t.func) if isinstance(n, ast.Name) and n.id == name]
+    loads = [n for n in uses if isinstance(n.ctx, ast.Load)]
+    return len(uses) == 2 and len(loads) == 1 and isinstance(t.parents.get(loads[0]), ast.Return)
+
+
+_ABSENT_VALUES = _EMPTY_VALUES | {"0"}
+
+
+def absent_changes(t: Target) -> list[ForkChange]:
+    """``absent``: the empty fallback (``[]``, ``{}``, ``''``, ``set()``, ``0`` ...) of ``d.get(k, v)`` /
+    ``d.pop(k, v)`` / ``getattr(o, n, v)`` whose result the function returns as it is -> ``None``
+    (an absent key or attribute gives ``None``)."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Call) and t.inside(n) and n.lineno == n.end_lineno and not n.keywords):
+            continue
+        if isinstance(n.func, ast.Attribute) and n.func.attr in ("get", "pop") and len(n.args) == 2:
+            arg = n.args[1]
+        elif isinstance(n.func, ast.Name) and n.func.id == "getattr" and len(n.args) == 3:
+            arg = n.args[2]
+        else:
+            continue
+        value = t.src.segment(arg)
+        if value.replace(" ", "") not in _ABSENT_VALUES or not _only_returned(t, n):
+            continue
+        ch = _change(t, "absent", arg, "None", value, "None", context=t.fragment_node(n) or n)
+        if ch:
+            out.append(ch)
+    return out
+
+
+def collection_changes(t: Target) -> list[ForkChange]:
+    """``collection``: a literal collection of two or more constants assigned once to a local name that
+    the function only tests with ``in`` / ``not in``: its last element left out (``skip = ('a', 'b')``
+    ... ``if x in skip`` -> ``skip = ('a',)``)."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                and t.inside(n) and n.lineno == n.end_lineno):
+            continue
+        coll, name = n.value, n.targets[0].id
+        if not (isinstance(coll, (ast.Tuple, ast.List, ast.Set)) and len(coll.elts) >= 2
+                and all(isinstance(e, ast.Constant) and not isinstance(e.value, bool) for e in coll.elts)):
+            continue
+        uses = [u for u in ast.walk(t.func) if isinstance(u, ast.Name) and u.id == name and u is not n.targets[0]]
+        if not uses or any(not (isinstance(u.ctx, ast.Load) and isinstance(t.parents.get(u), ast.Compare)
+                                and len(t.parents[u].ops) == 1 and isinstance(t.parents[u].ops[0], (ast.In, ast.NotIn))
+                                and t.parents[u].comparators[0] is u) for u in uses):
+            continue
+        last, prev = coll.elts[-1], coll.elts[-2]
+        a, b = t.src.span(prev)[1], t.src.span(last)[1]
+        tail = t.text[b:t.src.span(coll)[1]]
+        new = "," if len(coll.elts) == 2 and isinstance(coll, ast.Tuple) and not tail.lstrip().startswith(",") else ""
+        ch = _change(t, "collection", last, new, t.src.segment(coll),
+                     f"{t.text[t.src.span(coll)[0]:a]}{new}{tail}", span=(a, b), context=n)
+        if ch:
+            ch.key = f"collection:{last.lineno}:{last.col_offset}"
+            ch.notes.append(f"`{name}` does not include {t.src.segment(last)}")
+            out.append(ch)
+    return out
+
+
 _PROPOSERS = (default_changes, scale_changes, bound_changes, strictness_changes, string_changes, flag_changes,
               membership_changes, case_changes, sort_changes, side_changes, encoding_changes, exception_changes,
               order_changes, missing_changes, empty_changes, strip_changes, key_changes, base_changes,
-              rounding_changes, fstring_changes)
+              rounding_changes, fstring_changes, absent_changes, collection_changes)
 
 
 
@@ -1013,6 +1093,17 @@ def describe(change: ForkChange, fn: str) -> ForkChange:
         change.public_statement = f"For `{fn}`: only `None` counts as missing for `{name}` -- `{pf}`."
         change.revision = (f"Correction for `{fn}`: an empty `{name}` is treated like `None` in our code (`{ff}`), "
                            f"not only `None` (`{pf}`) as I said earlier.")
+        return change
+    if k == "collection":
+        change.statement = f"A decision for `{fn}`: {change.notes[0]} -- `{ff}`."
+        change.public_statement = f"For `{fn}`: it has `{pf}`."
+        change.revision = f"Correction for `{fn}`: it is `{ff}` in our code, not `{pf}` as I said earlier."
+        return change
+    if k == "absent":
+        change.statement = f"A decision for `{fn}`: when the value is absent it gives `None` -- `{ff}`."
+        change.public_statement = f"For `{fn}`: when the value is absent it gives `{pv}` -- `{pf}`."
+        change.revision = (f"Correction for `{fn}`: when the value is absent it gives `None` in our code (`{ff}`), "
+                           f"not `{pv}` (`{pf}`) as I said earlier.")
         return change
     if k == "membership":
         change.statement = f"A decision for `{fn}`: {change.notes[0]} -- `{ff}`."

@@ -277,3 +277,82 @@ def test_fstring_separators_only_in_output_text_and_type_errors_become_value_err
     kinds = _by_kind(propose(t))
     assert [c.fork_fragment for c in kinds["format"]] == ['return f"{k} - {v}"']   # not the message, log, address
     assert [c.fork_text for c in kinds["exception"]] == ["ValueError"]
+
+
+def test_catalogue_7_kinds_propose_the_same_changes_as_before():
+    """The screening carries a row forward when its proposals did not change: the kinds that catalogue 7
+    had keep their keys, fork texts and statements (pinned from catalogue 7)."""
+    got = [(c.key, c.fork_text) for c in propose(_target())]
+    assert got == [("default:18:34", "60"), ("strictness:19:7", " >= "), ("bound:19:18", "201"),
+                   ("exception:20:14", "Empty"), ("exception:22:14", "TypeError"), ("separator:24:10", '";"'),
+                   ("format:25:26", '"%d/%m/%Y"'), ("scale:26:15", "10"),
+                   ("order:28:4", "cache.clear()\n    audit.record(url)"), ("separator:30:11", '", "'),
+                   ("format:30:30", '"%.3f"')]
+    got = [(c.key, c.fork_text) for c in propose(Target.of_function(SETTINGS, "f"))]
+    assert got == [("membership:3:39", ""), ("flag:4:42", "False"), ("membership:5:29", ","), ("case:6:15", "upper"),
+                   ("encoding:7:23", '"latin-1"'), ("sort:8:13", "sorted(items, reverse=True)"),
+                   ("sort:10:4", "items.sort(key=len, reverse=True)"), ("strictness:11:7", " <= "),
+                   ("encoding:13:23", '"utf-8"')]
+    sep = next(c for c in propose(_target()) if c.key == "separator:24:10")
+    assert sep.statement == 'A decision for `fetch`: we use \';\' as the separator -- `key = ";".join(parts)`.'
+
+
+ABSENT = '''class Session(dict):
+    def peek(self, queue=""):
+        """Doc."""
+        storage = self.get("_f_" + queue, [])
+        return storage
+
+    def count(self, info):
+        return info["Table"].get("ItemCount", 0)
+
+    def appended(self, queue):
+        storage = self.get(queue, [])
+        storage.append(1)
+        return storage
+
+    def values(self, queue):
+        return list(self.get(queue, {}).values())
+
+    def timeout(self, opts):
+        return opts.get("timeout", 30)
+'''
+
+
+def test_absent_gives_none_only_where_the_fallback_is_returned_as_it_is():
+    def absent(name):
+        return [(c.public_text, c.fork_fragment) for c in propose(Target.of_function(ABSENT, f"Session.{name}"))
+                if c.kind == "absent"]
+    assert absent("peek") == [("[]", 'storage = self.get("_f_" + queue, None)')]
+    assert absent("count") == [("0", 'return info["Table"].get("ItemCount", None)')]
+    assert absent("appended") == [] and absent("values") == []     # used further: None would crash
+    assert absent("timeout") == []                                   # a number: the ``default`` kind's
+    ch = propose(Target.of_function(ABSENT, "Session.peek"))[0]
+    assert "`None`" in ch.statement and "[]" not in ch.statement
+    assert "[]" in ch.public_statement and "None" not in ch.public_statement
+    assert "None" in ch.revision and "[]" in ch.revision
+
+
+COLLECTION = '''def bootstraps(names, kind):
+    """Doc."""
+    forbidden = ("__pycache__", "common")
+    shown = ["a", "b", "c"]
+    print(shown)
+    flags = {"x", "y", True}
+    out = set()
+    for name in names:
+        if name in forbidden or kind not in flags:
+            continue
+        out.add(name)
+    return out
+'''
+
+
+def test_collection_leaves_out_the_last_element_of_a_local_set_only_tested_with_in():
+    t = Target.of_function(COLLECTION, "bootstraps")
+    got = [c for c in propose(t) if c.kind == "collection"]
+    assert [c.fork_fragment for c in got] == ['forbidden = ("__pycache__",)']   # shown is printed; flags has a bool
+    ch = got[0]
+    assert '"common"' in ch.statement and "`forbidden`" in ch.statement
+    assert 'forbidden = ("__pycache__",)' in apply_changes(t, [ch])
+    assert '"common"' in ch.public_statement and ch.fork_fragment in ch.revision and ch.fragment in ch.revision
