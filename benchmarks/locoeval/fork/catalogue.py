@@ -27,13 +27,16 @@ one fork value per site:
 | ``rounding`` | ``floor`` / ``ceil``, ``round(x, n)``, ``int(a / b)`` | ``ceil`` / ``floor``, ``round(x, n + 1)``, ``round(a / b)`` |
 | ``absent`` | the empty fallback (``[]``, ``{}``, ``()``, ``''``, ``set()`` ..., ``0``) of ``d.get(k, v)`` / ``d.pop(k, v)`` / ``getattr(o, n, v)`` whose result the function returns as it is (the whole value returned, or assigned to a name used only in ``return name``) | ``None``: an absent key or attribute gives ``None`` |
 | ``collection`` | a one-line literal collection of two or more constants (no bools) assigned to a local name that the function uses only as the right side of ``in`` / ``not in`` | its last element left out (``membership`` for a collection named first) |
+| ``errors`` | the error handler of a text codec: ``errors='...'`` of any call, the second argument of ``.encode`` / ``.decode`` | ``'strict'`` -> ``'replace'``, ``'replace'`` -> ``'ignore'``, ``'ignore'``, ``'surrogateescape'``, ``'backslashreplace'`` ... -> ``'replace'`` (never to ``'strict'``: no fork raises where the release gave a value) |
+| ``affix`` | a one-line literal tuple of two or more strings passed to ``.startswith`` / ``.endswith`` | its last element left out |
 
 ``format`` also covers an f-string that is no message: the separator between two placeholders
 (``f'{k}: {v}'`` -> ``f'{k} - {v}'``). ``exception`` also gives ``TypeError`` -> ``ValueError``.
 Version 7 only added sites: for every screened task its proposals contain version 6's (checked over
 the 1,010 located tasks), which lets the screening carry version-6 rows forward (``screen``).
-Version 8 only adds the kinds ``absent`` and ``collection`` (for the targets of the version-7
-screening with no site: a returned fallback that is empty, a local set of accepted or refused values);
+Version 8 only adds the kinds ``absent``, ``collection``, ``errors`` and ``affix`` (for the targets of
+the version-7 screening with no site: a returned fallback that is empty, a local set of accepted or
+refused values, a codec's error handler, the accepted prefixes or suffixes);
 their proposers run after every older one and their sites never take an older kind's span, so every
 older kind proposes exactly its version-7 changes (keys, fork texts, sentences) and a task whose
 proposals are unchanged can be carried forward.
@@ -67,7 +70,7 @@ from reconmem.platform import pyast
 
 KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "flag", "membership", "case", "sort",
          "side", "encoding", "exception", "order", "missing", "empty", "strip", "key", "base", "rounding", "absent",
-         "collection")
+         "collection", "errors", "affix")
 CATALOGUE_VERSION = 8          # screening rows of an older catalogue are screened again
 UNIT_FACTORS = {7, 8, 12, 16, 24, 32, 60, 64, 100, 128, 256, 255, 365, 1000, 1024, 3600, 86400, 1e3, 1e6, 1e9,
                 1000000, 1000000000, 0x7F, 0xFF, 0xFFFF, 65535, 65536}
@@ -1068,10 +1071,65 @@ def collection_changes(t: Target) -> list[ForkChange]:
     return out
 
 
+_ERROR_HANDLERS = {"strict": "replace", "replace": "ignore", "ignore": "replace", "surrogateescape": "replace",
+                   "backslashreplace": "replace", "xmlcharrefreplace": "replace", "namereplace": "replace"}
+
+
+def errors_changes(t: Target) -> list[ForkChange]:
+    """``errors``: the error handler of a text codec (``errors='...'`` of any call, or the second argument
+    of ``.encode`` / ``.decode``) made another lenient one: ``'strict'`` -> ``'replace'``, ``'replace'`` ->
+    ``'ignore'``, any other -> ``'replace'`` (never to ``'strict'``: the fork would raise where the release
+    gave a value)."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Call) and t.inside(n) and n.lineno == n.end_lineno):
+            continue
+        sites = [k.value for k in n.keywords if k.arg == "errors"]
+        if isinstance(n.func, ast.Attribute) and n.func.attr in ("encode", "decode") and len(n.args) == 2:
+            sites.append(n.args[1])
+        for arg in sites:
+            if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value in _ERROR_HANDLERS):
+                continue
+            new = _ERROR_HANDLERS[arg.value]
+            text = t.src.segment(arg)
+            ch = _change(t, "errors", arg, _quote(text, new), repr(arg.value), repr(new),
+                         context=t.fragment_node(n) or n)
+            if ch:
+                out.append(ch)
+    return out
+
+
+def affix_changes(t: Target) -> list[ForkChange]:
+    """``affix``: a one-line literal tuple of two or more strings passed to ``.startswith`` / ``.endswith``:
+    its last element left out (``v.startswith(('W/', 'w/'))`` -> ``v.startswith(('W/',))``)."""
+    out = []
+    for n in ast.walk(t.func):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr in ("startswith", "endswith") and t.inside(n) and n.args and not n.keywords):
+            continue
+        coll = n.args[0]
+        if not (isinstance(coll, ast.Tuple) and len(coll.elts) >= 2 and coll.lineno == coll.end_lineno
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in coll.elts)):
+            continue
+        last, prev = coll.elts[-1], coll.elts[-2]
+        a, b = t.src.span(prev)[1], t.src.span(last)[1]
+        tail = t.text[b:t.src.span(coll)[1]]
+        new = "," if len(coll.elts) == 2 and not tail.lstrip().startswith(",") else ""
+        ch = _change(t, "affix", last, new, t.src.segment(coll), f"{t.text[t.src.span(coll)[0]:a]}{new}{tail}",
+                     span=(a, b), context=t.fragment_node(n))
+        if ch:
+            ch.key = f"affix:{last.lineno}:{last.col_offset}"
+            word = "prefix" if n.func.attr == "startswith" else "suffix"
+            ch.notes.append(f"{t.src.segment(last)} is no accepted {word}")
+            out.append(ch)
+    return out
+
+
 _PROPOSERS = (default_changes, scale_changes, bound_changes, strictness_changes, string_changes, flag_changes,
               membership_changes, case_changes, sort_changes, side_changes, encoding_changes, exception_changes,
               order_changes, missing_changes, empty_changes, strip_changes, key_changes, base_changes,
-              rounding_changes, fstring_changes, absent_changes, collection_changes)
+              rounding_changes, fstring_changes, absent_changes, collection_changes, errors_changes,
+              affix_changes)
 
 
 
@@ -1099,6 +1157,11 @@ def describe(change: ForkChange, fn: str) -> ForkChange:
         change.public_statement = f"For `{fn}`: it has `{pf}`."
         change.revision = f"Correction for `{fn}`: it is `{ff}` in our code, not `{pf}` as I said earlier."
         return change
+    if k == "affix":
+        change.statement = f"A decision for `{fn}`: {change.notes[0]} -- `{ff}`."
+        change.public_statement = f"For `{fn}`: it checks `{pf}`."
+        change.revision = f"Correction for `{fn}`: it is `{ff}` in our code, not `{pf}` as I said earlier."
+        return change
     if k == "absent":
         change.statement = f"A decision for `{fn}`: when the value is absent it gives `None` -- `{ff}`."
         change.public_statement = f"For `{fn}`: when the value is absent it gives `{pv}` -- `{pf}`."
@@ -1122,11 +1185,12 @@ def describe(change: ForkChange, fn: str) -> ForkChange:
             "format": f"we format with {fv}", "default": f"the fallback is {fv} for us",
             "exception": f"it raises `{fv}` in our code", "empty": f"in that case it returns `{fv}`",
             "strip": f"it uses `{fv}` there", "key": f"the key is {fv}", "base": f"it counts from {fv}",
-            "rounding": f"it rounds with {fv}"}[k]
+            "rounding": f"it rounds with {fv}",
+            "errors": f"text the codec cannot handle is handled with {fv}"}[k]
     change.statement = f"A decision for `{fn}`: {what} -- `{ff}`."
     noun = {"exception": "the class", "flag": "the flag", "case": "the call", "side": "the call", "strip": "the call",
             "key": "the key", "base": "the start", "rounding": "the rounding",
-            "encoding": "the encoding"}.get(k, "the value")
+            "encoding": "the encoding", "errors": "the error handler"}.get(k, "the value")
     change.public_statement = f"For `{fn}`: it has `{pf}` ({noun} `{pv}`)."
     change.revision = f"Correction for `{fn}`: it is `{ff}` in our code ({fv}), not `{pf}` ({pv}) as I said earlier."
     return change

@@ -356,3 +356,30 @@ def test_collection_leaves_out_the_last_element_of_a_local_set_only_tested_with_
     assert '"common"' in ch.statement and "`forbidden`" in ch.statement
     assert 'forbidden = ("__pycache__",)' in apply_changes(t, [ch])
     assert '"common"' in ch.public_statement and ch.fork_fragment in ch.revision and ch.fragment in ch.revision
+
+
+CODECS = '''def convert(value, raw, name):
+    """Doc."""
+    text = value.decode(errors="surrogateescape")
+    data = raw.encode("utf-8", "strict")
+    other = raw.encode("ascii", "replace") + raw.encode("utf-8", "bogus")
+    if name.startswith(("W/", "w/")):
+        name = name[2:]
+    if name.endswith((".py", ".pyc", ".pyo")) or name.startswith(prefixes):
+        return text, data, other
+    return name
+'''
+
+
+def test_errors_swaps_the_codec_error_handler_and_affix_drops_the_last_accepted_prefix():
+    t = Target.of_function(CODECS, "convert")
+    kinds = _by_kind(propose(t))
+    assert [c.fork_fragment for c in kinds["errors"]] == ['text = value.decode(errors="replace")',
+                                                         'data = raw.encode("utf-8", "replace")',
+                                                         'other = raw.encode("ascii", "ignore") + raw.encode("utf-8", "bogus")']
+    assert [c.fork_fragment for c in kinds["affix"]] == ['name.startswith(("W/",))',
+                                                        'name.endswith((".py", ".pyc")) or name.startswith(prefixes)']
+    err = kinds["errors"][0]
+    assert "'replace'" in err.statement and "surrogateescape" not in err.statement
+    assert "'surrogateescape'" in err.public_statement and "'replace'" in err.revision
+    assert '"W/"' in kinds["affix"][0].statement and 'startswith(("W/",))' in apply_changes(t, [kinds["affix"][0]])
