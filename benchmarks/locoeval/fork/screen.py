@@ -57,7 +57,7 @@ from benchmarks.locoeval.fork.catalogue import (CATALOGUE_VERSION, KINDS, Except
                                                 apply_changes, apply_to_text, overlapping, propose)
 from benchmarks.locoeval.fork.tests_derive import (DERIVE_VERSION, RecordingExecutor, derive_tests,
                                                    mentioning_test_files, observing_files, record_run)
-from benchmarks.locoeval.fork.validate import ForkTask, fragment_hits, judging_ids, validate_fork, visible_finder
+from benchmarks.locoeval.fork.validate import CHECKS, ForkTask, fragment_hits, judging_ids, validate_fork, visible_finder
 from benchmarks.locoeval.verified.source import dedent_body
 from benchmarks.locoeval.verified.validity import SnapshotText, text_files, token_in_text
 from reconmem.platform import pyast
@@ -448,7 +448,10 @@ class Screener:
         proj, task, ref, rel, text, target = loc.proj, loc.task, loc.ref, loc.rel, loc.text, loc.target
         test_files, find, proposed, kept, row = loc.test_files, loc.find, loc.proposed, loc.kept, loc.row
         if can_carry(previous, {**row, "version": entry.version}, proposed):
-            return carried_row(previous, proposed)
+            carried = carried_row(previous, proposed)
+            if carried["status"] == "validated" and not set(CHECKS) <= set(carried.get("checks", {})):
+                return self.revalidate(loc, carried)
+            return carried
         # catalogue changes and the static filters first: most tasks stop here without a test run
         if not kept:
             reason = "no catalogue site" if not proposed else "every catalogue change fails a static filter"
@@ -516,21 +519,27 @@ class Screener:
         row["derivation"] = der.record()
         if not der.ok:
             return {**row, "status": "dropped", "stage": "change_found", "reason": f"tests: {der.reason}"}
-        # 4-5. validation
-        name = task.function_name
-        observers = [f for f in mentioning_test_files(proj.files, name, is_test_file) if f not in test_files]
+        return self._validate(loc, row, chosen, der.files, der.rewrites)
+
+    def _validate(self, loc: Located, row: dict[str, Any], chosen: list[ForkChange], test_edits: dict[str, str],
+                  rewrites: list[Any]) -> dict[str, Any]:
+        """Steps 4-5: ``validate.validate_fork`` of the fork ``chosen`` with the fork's test files ``test_edits``."""
+        proj, task, ref, rel, text = loc.proj, loc.task, loc.ref, loc.rel, loc.text
+        to = self.opts.timeout
+        observers = [f for f in mentioning_test_files(proj.files, task.function_name, is_test_file)
+                     if f not in loc.test_files]
         row["observer_candidates"] = len(observers)
-        observers = sorted(set(observers[:MAX_OBSERVER_FILES]) | set(test_files))
+        observers = sorted(set(observers[:MAX_OBSERVER_FILES]) | set(loc.test_files))
         fork_text = apply_to_text(text, chosen)
         observing, n = observing_files(executor=self.recorder, root=proj.root, env=proj.env, target_file=rel,
                                        fork_text=fork_text, candidates=observers, timeout_s=to)
         row["runs"] += n
-        ft = ForkTask(namespace=ns, target_file=rel, test_ids=judging_ids(task.tests, der.rewrites), public_text=text,
-                      body_start=ref["body_start"], body_end=ref["body_end"], indent=ref["indent"], changes=chosen,
-                      test_edits=der.files, hidden_files=sorted(set(test_files) | set(observing)),
+        ft = ForkTask(namespace=task.namespace, target_file=rel, test_ids=judging_ids(task.tests, rewrites),
+                      public_text=text, body_start=ref["body_start"], body_end=ref["body_end"], indent=ref["indent"],
+                      changes=chosen, test_edits=test_edits, hidden_files=sorted(set(loc.test_files) | set(observing)),
                       observer_candidates=observers)
         res = validate_fork(ft, root=proj.root, env=proj.env, executor=self.judge, recorder=self.recorder,
-                            in_snapshot=find, timeout_s=to)
+                            in_snapshot=loc.find, timeout_s=to)
         row["runs"] += res["runs"]
         row["checks"] = res["checks"]
         row["hidden_files"] = ft.hidden_files
@@ -542,6 +551,23 @@ class Screener:
             bad = [k for k, v in res["checks"].items() if not v["ok"]]
             return {**row, "status": "dropped", "stage": "changes_observed", "reason": "validation: " + ", ".join(bad)}
         return {**row, "status": "validated", "stage": "validated", "reason": ""}
+
+    def revalidate(self, loc: Located, row: dict[str, Any]) -> dict[str, Any]:
+        """A carried validated row whose checks are not the current ones (``validate.CHECKS``) validated
+        again: its own changes (as the current catalogue proposes them) and its own fork tests (rebuilt
+        from its diffs); no new derivation."""
+        from benchmarks.locoeval.fork.ship import apply_diff
+
+        by_key = {c.key: c for c in loc.proposed}
+        chosen = [by_key.get(c["key"]) for c in row["changes"]]
+        if any(ch is None or ch.fork_text != c["fork_text"] for ch, c in zip(chosen, row["changes"])):
+            return {**row, "status": "dropped", "stage": "change_found",
+                    "reason": "revalidation: the current catalogue does not propose the row's changes"}
+        test_edits = {rel: apply_diff(loc.proj.files.get(rel) or (loc.proj.root / rel).read_text(encoding="utf-8"),
+                                      diff, where=f"{loc.task.namespace}: {rel}")
+                      for rel, diff in row["derivation"]["diffs"].items()}
+        row = {**row, "runs": 0, "revalidated": {"checks_before": sorted(row.get("checks", {}))}}
+        return self._validate(loc, row, chosen, test_edits, row["derivation"]["rewrites"])
 
     def _try(self, proj: ForkProject, rel: str, text: str, scope: list[str], public: Any, ch: ForkChange,
              label: str, timeout_s: float) -> tuple[bool, str]:

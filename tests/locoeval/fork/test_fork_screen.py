@@ -203,6 +203,7 @@ def test_can_carry_needs_the_same_proposals_and_a_derivation_the_row_did_not_use
 def test_a_carried_task_runs_no_test_and_a_changed_one_is_screened_again(tmp_path, tiny_project, fork_env,
                                                                         monkeypatch):
     from benchmarks.locoeval.fork import screen as screen_mod
+    from benchmarks.locoeval.fork.validate import CHECKS
 
     rec = _tiny_record(tiny_project)
     s, entry = _screener(tmp_path, tiny_project, fork_env, rec)
@@ -213,7 +214,7 @@ def test_a_carried_task_runs_no_test_and_a_changed_one_is_screened_again(tmp_pat
         raise AssertionError("a test ran")
     monkeypatch.setattr(screen_mod, "record_run", no_run)
     prev = {**located.row, "namespace": ns, "status": "validated", "stage": "validated", "reason": "",
-            "version": "0", "changes": [{"kind": "bound"}], "seconds": 40.0,
+            "version": "0", "changes": [{"kind": "bound"}], "seconds": 40.0, "checks": {c: {"ok": True} for c in CHECKS},
             "catalogue_version": CATALOGUE_VERSION - 1, "derive_version": DERIVE_VERSION}
     row = s.screen_task(entry, ns, previous=prev)
     assert row["carried_from"]["catalogue_version"] == CATALOGUE_VERSION - 1
@@ -319,3 +320,26 @@ def test_a_namespaces_file_selects_and_orders_the_tasks(tmp_path, tiny_project, 
     s.opts.namespaces = ["c.z", "a.x", "not.a.candidate"]
     assert s.run() == {"dropped": 2}
     assert seen == ["c.z", "a.x"]
+
+
+def test_a_carried_validated_row_without_the_current_checks_is_validated_again(tmp_path, tiny_project, fork_env):
+    from benchmarks.locoeval.fork.screen import CARRY_VALIDATED_FROM
+    from benchmarks.locoeval.fork.validate import CHECKS
+
+    rec = _tiny_record(tiny_project)
+    s, entry = _screener(tmp_path, tiny_project, fork_env, rec)
+    ns = rec["namespace"]
+    row = s.screen_task(entry, ns)
+    assert row["status"] == "validated", row.get("reason")
+    old = {**row, "namespace": ns, "version": "0", "derive_version": CARRY_VALIDATED_FROM[0],
+           "catalogue_version": CATALOGUE_VERSION,
+           "checks": {k: v for k, v in row["checks"].items() if k != "constant_fails"}}
+    again = s.screen_task(entry, ns, previous=old)
+    assert again["status"] == "validated" and set(CHECKS) <= set(again["checks"])
+    assert again["revalidated"] == {"checks_before": sorted(set(CHECKS) - {"constant_fails"})}
+    assert again["changes"] == row["changes"] and again["runs"] > 0 and "carried_from" in again
+    # a row whose changes the catalogue no longer proposes is dropped, with its reason
+    odd = {**old, "changes": [{**row["changes"][0], "fork_text": row["changes"][0]["fork_text"] + " "}]}
+    gone = s.screen_task(entry, ns, previous=odd)
+    assert (gone["status"], gone["reason"]) == ("dropped", "revalidation: the current catalogue does not propose "
+                                                           "the row's changes")
