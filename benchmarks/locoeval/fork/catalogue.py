@@ -26,9 +26,9 @@ one fork value per site:
 | ``base`` | the start of ``enumerate`` | ``enumerate(x)`` -> ``enumerate(x, 1)``, ``enumerate(x, 1)`` -> ``enumerate(x)`` |
 | ``rounding`` | ``floor`` / ``ceil``, ``round(x, n)``, ``int(a / b)`` | ``ceil`` / ``floor``, ``round(x, n + 1)``, ``round(a / b)`` |
 | ``absent`` | the empty fallback (``[]``, ``{}``, ``()``, ``''``, ``set()`` ..., ``0``) of ``d.get(k, v)`` / ``d.pop(k, v)`` / ``getattr(o, n, v)`` whose result the function returns as it is (the whole value returned, or assigned to a name used only in ``return name``) | ``None``: an absent key or attribute gives ``None`` |
-| ``collection`` | a one-line literal collection of two or more constants (no bools) assigned to a local name that the function uses only as the right side of ``in`` / ``not in`` | its last element left out (``membership`` for a collection named first) |
+| ``collection`` | a one-line literal collection of two or more constants (no bools) assigned to a local name that the function uses only as the right side of ``in`` / ``not in`` | its last element left out (``membership`` for a collection named first; ``notes[-1]``: the element left out) |
 | ``errors`` | the error handler of a text codec: ``errors='...'`` of any call, the second argument of ``.encode`` / ``.decode`` | ``'strict'`` -> ``'replace'``, ``'replace'`` -> ``'ignore'``, ``'ignore'``, ``'surrogateescape'``, ``'backslashreplace'`` ... -> ``'replace'`` (never to ``'strict'``: no fork raises where the release gave a value) |
-| ``affix`` | a one-line literal tuple of two or more strings passed to ``.startswith`` / ``.endswith`` | its last element left out |
+| ``affix`` | a one-line literal tuple of two or more strings passed to ``.startswith`` / ``.endswith`` | its last element left out (``notes[-1]``: the element left out) |
 
 ``format`` also covers an f-string that is no message: the separator between two placeholders
 (``f'{k}: {v}'`` -> ``f'{k} - {v}'``). ``exception`` also gives ``TypeError`` -> ``ValueError``.
@@ -1066,7 +1066,7 @@ def collection_changes(t: Target) -> list[ForkChange]:
                      f"{t.text[t.src.span(coll)[0]:a]}{new}{tail}", span=(a, b), context=n)
         if ch:
             ch.key = f"collection:{last.lineno}:{last.col_offset}"
-            ch.notes.append(f"`{name}` does not include {t.src.segment(last)}")
+            ch.notes += [f"`{name}` does not include {t.src.segment(last)}", t.src.segment(last)]
             out.append(ch)
     return out
 
@@ -1120,7 +1120,7 @@ def affix_changes(t: Target) -> list[ForkChange]:
         if ch:
             ch.key = f"affix:{last.lineno}:{last.col_offset}"
             word = "prefix" if n.func.attr == "startswith" else "suffix"
-            ch.notes.append(f"{t.src.segment(last)} is no accepted {word}")
+            ch.notes += [f"{t.src.segment(last)} is no accepted {word}", t.src.segment(last)]
             out.append(ch)
     return out
 

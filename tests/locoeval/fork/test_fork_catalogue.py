@@ -356,6 +356,7 @@ def test_collection_leaves_out_the_last_element_of_a_local_set_only_tested_with_
     assert '"common"' in ch.statement and "`forbidden`" in ch.statement
     assert 'forbidden = ("__pycache__",)' in apply_changes(t, [ch])
     assert '"common"' in ch.public_statement and ch.fork_fragment in ch.revision and ch.fragment in ch.revision
+    assert ch.notes[-1] == '"common"'                 # what a requirement text would name
 
 
 CODECS = '''def convert(value, raw, name):
@@ -382,4 +383,5 @@ def test_errors_swaps_the_codec_error_handler_and_affix_drops_the_last_accepted_
     err = kinds["errors"][0]
     assert "'replace'" in err.statement and "surrogateescape" not in err.statement
     assert "'surrogateescape'" in err.public_statement and "'replace'" in err.revision
-    assert '"W/"' in kinds["affix"][0].statement and 'startswith(("W/",))' in apply_changes(t, [kinds["affix"][0]])
+    assert [c.notes[-1] for c in kinds["affix"]] == ['"w/"', '".pyo"']
+    assert '"w/"' in kinds["affix"][0].statement and 'startswith(("W/",))' in apply_changes(t, [kinds["affix"][0]])
