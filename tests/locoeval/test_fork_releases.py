@@ -7,13 +7,14 @@ from __future__ import annotations
 import io
 import json
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from benchmarks.deveval.tasks import Manifest, parse_project_entry
-from benchmarks.locoeval.fork.releases import (ReleaseCheckError, check_releases, fragment_key, function_sources,
-                                               module_path, release_problems, select_releases)
+from benchmarks.locoeval.fork.releases import (ReleaseCheckError, change_needle, check_releases, fragment_key,
+                                               function_sources, module_path, release_problems, select_releases)
 from tests.deveval.index_server import IndexServer
 
 PROJECT = "Utilities/toyfork"
@@ -47,6 +48,11 @@ CHANGES_RENDER = [{"kind": "empty", "key": "empty:14:12", "fragment": "if not it
 
 def _sdist(version: str, files: dict[str, str]) -> bytes:
     buf = io.BytesIO()
+    if version == "1.5.0":                                     # one release published as a zip
+        with zipfile.ZipFile(buf, "w") as zf:
+            for rel, text in files.items():
+                zf.writestr(f"toyfork-{version}/{rel}", text)
+        return buf.getvalue()
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:
         for rel, text in {"setup.py": "from setuptools import setup\nsetup()\n", **files}.items():
             data = text.encode()
@@ -58,6 +64,7 @@ def _sdist(version: str, files: dict[str, str]) -> bytes:
 
 RELEASES = {"0.5.0": {"toyfork/core.py": CORE_WITHOUT},
             "1.0.0": {"toyfork/core.py": CORE_OLD_FORKED},
+            "1.5.0": {"toyfork/core.py": CORE_SNAPSHOT},
             "2.0.0": {"toyfork/__init__.py": "", "toyfork/core.py": CORE_SNAPSHOT},
             "2.1.0": {"toyfork/core.py": CORE_MOVED, "toyfork/text.py": TEXT_MOVED}}
 
@@ -74,7 +81,7 @@ def index(monkeypatch, tmp_path):
     with IndexServer() as srv:
         monkeypatch.setenv("RECONMEM_PYPI_JSON", srv.url + "/pypi")
         for i, (version, files) in enumerate(RELEASES.items()):
-            srv.add_sdist("toyfork", version, f"toyfork-{version}.tar.gz", _sdist(version, files),
+            srv.add_sdist("toyfork", version, f"toyfork-{version}." + ("zip" if version == "1.5.0" else "tar.gz"), _sdist(version, files),
                           f"202{i}-01-01T00:00:00Z")
         yield srv
 
@@ -105,18 +112,18 @@ def test_a_release_holding_the_fork_fragment_is_a_hit_and_the_task_is_dropped(in
     assert set(rows) == {"toyfork.core.label", "toyfork.core.Box.render"}    # the dropped row is not checked
     label = rows["toyfork.core.label"]
     assert label["fork_hits"] == {"separator:7:11": ["1.0.0"]} and label["ok"] is False
-    assert label["releases_checked"] == ["1.0.0", "2.0.0", "2.1.0"]
+    assert label["releases_checked"] == ["1.0.0", "1.5.0", "2.0.0", "2.1.0"]
     assert label["releases_missing_function"] == ["0.5.0"]
     assert label["releases_moved"] == {"2.1.0": ["toyfork/text.py"]}
-    assert label["public_hits"] == {"separator:7:11": ["2.0.0", "2.1.0"]}
+    assert label["public_hits"] == {"separator:7:11": ["1.5.0", "2.0.0", "2.1.0"]}
     assert label["snapshot"] == {"version": "2.0.0", "on_index": True, "public_missing": []}
     render = rows["toyfork.core.Box.render"]
     assert render["qualname"] == "Box.render" and render["fork_hits"] == {} and render["ok"] is True
-    assert (stats.tasks, stats.tasks_with_hit, stats.releases_checked, stats.downloaded) == (2, 1, 4, 4)
+    assert (stats.tasks, stats.tasks_with_hit, stats.releases_checked, stats.downloaded) == (2, 1, 5, 5)
     problems = release_problems(out)
     assert list(problems) == ["toyfork.core.label"]
     assert "release 1.0.0" in problems["toyfork.core.label"] and '"_".join(parts)' in problems["toyfork.core.label"]
-    assert len(list((tmp_path / "cache" / "locoeval_fork" / "releases" / "toyfork").glob("*.tar.gz"))) == 4
+    assert len(list((tmp_path / "cache" / "locoeval_fork" / "releases" / "toyfork").iterdir())) == 5
 
 
 def test_resume_skips_done_namespaces_and_reuses_downloads(index, screen, tmp_path):
@@ -187,6 +194,9 @@ def test_function_sources_methods_decorators_and_python2():
     assert module_path("jinja2.utils.object_type_repr", "src/jinja2/utils.py") == ("jinja2/utils.py",
                                                                                    "object_type_repr")
     assert module_path("pkg.sub.C.m", "pkg/sub/__init__.py") == ("pkg/sub/__init__.py", "C.m")
+    assert change_needle({"kind": "order", "fork_text": "b.close()\na.close()", "fork_fragment": "b.close()"}) \
+        == "b.close()\na.close()"
+    assert fragment_key('f(a,\n  "x",\n)') == "f(a,'x')"
 
 
 def test_release_problems_names_file_and_line_of_a_malformed_row(tmp_path):

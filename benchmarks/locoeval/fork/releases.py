@@ -49,8 +49,8 @@ from packaging.version import InvalidVersion, Version
 from reconmem.platform import pyast
 from reconmem.platform.downloads import DownloadError, cache_root, download_url
 
-MAX_RELEASES = 80
-MAX_PROJECT_MB = 1500.0
+MAX_RELEASES = 400
+MAX_PROJECT_MB = 2000.0
 
 
 def rule_text(max_releases: int = MAX_RELEASES, max_mb: float = MAX_PROJECT_MB) -> str:
