@@ -71,7 +71,7 @@ from reconmem.platform import pyast
 KINDS = ("scale", "bound", "strictness", "separator", "format", "default", "flag", "membership", "case", "sort",
          "side", "encoding", "exception", "order", "missing", "empty", "strip", "key", "base", "rounding", "absent",
          "collection", "errors", "affix")
-CATALOGUE_VERSION = 8          # screening rows of an older catalogue are screened again
+CATALOGUE_VERSION = 9          # screening rows of an older catalogue are screened again
 UNIT_FACTORS = {7, 8, 12, 16, 24, 32, 60, 64, 100, 128, 256, 255, 365, 1000, 1024, 3600, 86400, 1e3, 1e6, 1e9,
                 1000000, 1000000000, 0x7F, 0xFF, 0xFFFF, 65535, 65536}
 LIMIT_WORDS = re.compile(r"timeout|limit|max|min|retr|attempt|size|count|depth|width|length|len\b|"

@@ -494,7 +494,10 @@ def what(kind: str, value: str) -> str:
             "side": f"it uses `{value}`", "encoding": f"the encoding is {value}",
             "exception": f"it raises `{value}`", "missing": f"the test for a missing value is `{value}`",
             "empty": f"the guard returns {value}", "strip": f"it uses `{value}`", "key": f"the key is {value}",
-            "base": f"the count is `{value}`", "rounding": f"the rounding is `{value}`"}.get(kind, f"it is `{value}`")
+            "base": f"the count is `{value}`", "rounding": f"the rounding is `{value}`",
+            "absent": f"the fallback is {value}", "errors": f"the error handler is {value}",
+            "collection": f"the accepted values are `{value}`", "affix": f"the accepted prefixes or suffixes are `{value}`"
+            }.get(kind, f"it is `{value}`")
 
 
 def detail_text(fn: str, kind: str, claim: Claim, rng: random.Random) -> str:

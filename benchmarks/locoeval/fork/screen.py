@@ -272,6 +272,8 @@ def public_token(ch: ForkChange) -> str | None:
         return None
     if ch.kind == "membership":
         return ch.notes[0].split("leave out ", 1)[-1] if ch.notes else None
+    if ch.kind in ("collection", "affix"):          # the element the fork leaves out
+        return ch.notes[-1] if ch.notes else None
     return ch.public_value
 
 
