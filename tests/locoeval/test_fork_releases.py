@@ -36,7 +36,7 @@ class Box:
         return sorted(items)
 '''
 CORE_OLD_FORKED = CORE_SNAPSHOT.replace('"-".join(parts)', "'_'.join(\n        parts,\n    )")
-CORE_WITHOUT = '"""Before the functions existed."""\n\nVALUE = 1\n'
+CORE_WITHOUT = '"""Before the functions existed."""\n\n\ndef first(items):\n    if not items:\n        return None\n'
 CORE_MOVED = '"""The functions moved to text.py."""\nfrom toyfork.text import label, Box\n'
 TEXT_MOVED = CORE_SNAPSHOT
 
@@ -116,9 +116,11 @@ def test_a_release_holding_the_fork_fragment_is_a_hit_and_the_task_is_dropped(in
     assert label["releases_missing_function"] == ["0.5.0"]
     assert label["releases_moved"] == {"2.1.0": ["toyfork/text.py"]}
     assert label["public_hits"] == {"separator:7:11": ["1.5.0", "2.0.0", "2.1.0"]}
+    assert label["file_hits"] == {"separator:7:11": ["1.0.0"]}
     assert label["snapshot"] == {"version": "2.0.0", "on_index": True, "public_missing": []}
     render = rows["toyfork.core.Box.render"]
     assert render["qualname"] == "Box.render" and render["fork_hits"] == {} and render["ok"] is True
+    assert render["file_hits"] == {"empty:14:12": ["0.5.0"]}      # outside the function: for review only
     assert (stats.tasks, stats.tasks_with_hit, stats.releases_checked, stats.downloaded) == (2, 1, 5, 5)
     problems = release_problems(out)
     assert list(problems) == ["toyfork.core.label"]

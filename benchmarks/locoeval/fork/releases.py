@@ -26,9 +26,11 @@ then unsound for that task and the row is not ``ok``).
 
 One JSON line per task (``namespace``, ``project_path``, ``pypi_name``, ``snapshot``,
 ``releases_checked``, ``releases_missing_function``, ``releases_moved``, ``releases_skipped``,
-``fork_hits`` / ``public_hits``: change key -> versions, ``ok``, ``rule``) is appended to the results
-file once its project is done; a namespace already there is skipped. :func:`release_problems` reads
-the file for ``ship``.
+``fork_hits`` / ``public_hits``: change key -> versions whose function holds the fragment, ``file_hits``:
+versions whose file holding the function (else the target file) holds the fork fragment anywhere -- for
+review, it does not decide ``ok`` --, ``ok``, ``rule``) is appended to the results file once its project
+is done; a namespace already there is skipped, a line cut short by a crash is removed and its task checked
+again. :func:`release_problems` reads the file for ``ship``.
 """
 
 from __future__ import annotations
@@ -127,6 +129,7 @@ class TaskCheck:
     moved: dict[str, list[str]] = field(default_factory=dict)
     fork_hits: dict[str, list[str]] = field(default_factory=dict)
     public_hits: dict[str, list[str]] = field(default_factory=dict)
+    file_hits: dict[str, list[str]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- release selection
@@ -292,9 +295,17 @@ def _nearest_opener(lines: list[str], i: int, lo: int) -> int:
     return lo - 1
 
 
-def find_functions(archive: Path, tasks: list[tuple[str, str, str]]) -> list[dict[str, list[str]]]:
-    """Per task ``(file, pkg_path, qualname)``: ``{path under the top directory: [function source, ...]}``
-    of ``qualname`` in a release (empty: not found).
+@dataclass
+class Located:
+    """A task's function in one release: its definitions per file (empty: not found) and the text of the
+    files it was found in (else of the target file, when the release has one)."""
+
+    sources: dict[str, list[str]] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def find_functions(archive: Path, tasks: list[tuple[str, str, str]]) -> list[Located]:
+    """Per task ``(file, pkg_path, qualname)``: where ``qualname`` is defined in a release.
 
     The snapshot's path first, else the path from the package directory (shortest match), else every
     ``.py`` member defining the function's last name. One pass over the archive reads the candidate
@@ -304,13 +315,18 @@ def find_functions(archive: Path, tasks: list[tuple[str, str, str]]) -> list[dic
         return any(rel == file or rel == pkg or rel.endswith("/" + pkg) for file, pkg, _ in tasks)
 
     files = dict(archive_members(archive, candidate))
-    out: list[dict[str, list[str]]] = []
+    out: list[Located] = []
     for file, pkg, qualname in tasks:
         order = [file] if file in files else sorted((p for p in files if p == pkg or p.endswith("/" + pkg)),
                                                     key=lambda p: (len(p), p))
-        found = next(({p: srcs} for p in order if (srcs := function_sources(files[p], qualname))), {})
-        out.append(found)
-    lost = [i for i, found in enumerate(out) if not found]
+        loc = Located(files={p: files[p] for p in order[:1]})
+        for path in order:
+            srcs = function_sources(files[path], qualname)
+            if srcs:
+                loc = Located({path: srcs}, {path: files[path]})
+                break
+        out.append(loc)
+    lost = [i for i, loc in enumerate(out) if not loc.sources]
     if lost:
         names = {tasks[i][2].rsplit(".", 1)[-1] for i in lost}
         needle = re.compile(r"\bdef\s+(" + "|".join(map(re.escape, sorted(names))) + r")\b")
@@ -319,7 +335,9 @@ def find_functions(archive: Path, tasks: list[tuple[str, str, str]]) -> list[dic
             for path, text in defining:
                 srcs = function_sources(text, tasks[i][2])
                 if srcs:
-                    out[i][path] = srcs
+                    if not out[i].sources:
+                        out[i] = Located()
+                    out[i].sources[path], out[i].files[path] = srcs, text
     return out
 
 
@@ -392,7 +410,12 @@ def check_project(pypi_name: str, snapshot: str, rows: list[dict[str, Any]], *, 
             founds = find_functions(archive, [(c.row["file"], c.pkg_path, c.qualname) for c in checks])
         except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
             raise ReleaseCheckError(f"{pypi_name} {rel.version}: cannot read {archive}: {exc}") from None
-        for c, found in zip(checks, founds):
+        for c, loc in zip(checks, founds):
+            whole = fragment_key("\n".join(loc.files.values()))
+            for ch in c.row["changes"]:
+                if fragment_key(change_needle(ch)) in whole:
+                    c.file_hits.setdefault(ch["key"], []).append(rel.version)
+            found = loc.sources
             if not found:
                 c.missing.append(rel.version)
                 continue
@@ -410,7 +433,8 @@ def check_project(pypi_name: str, snapshot: str, rows: list[dict[str, Any]], *, 
     order = {r.version: i for i, r in enumerate(sorted(chosen, key=lambda r: (_version(r.version) is not None,
                                                                              _version(r.version) or Version("0"))))}
     for c in checks:
-        for lst in [c.checked, c.missing, *c.fork_hits.values(), *c.public_hits.values()]:
+        for lst in [c.checked, c.missing, *c.fork_hits.values(), *c.public_hits.values(),
+                    *c.file_hits.values()]:
             lst.sort(key=order.__getitem__)
     out = []
     for c in checks:
@@ -423,6 +447,7 @@ def check_project(pypi_name: str, snapshot: str, rows: list[dict[str, Any]], *, 
                     "releases_listed": len({r.version for r in listed}), "releases_checked": c.checked,
                     "releases_missing_function": c.missing, "releases_moved": c.moved,
                     "releases_skipped": skipped, "fork_hits": c.fork_hits, "public_hits": c.public_hits,
+                    "file_hits": c.file_hits,
                     "fork_needles": {ch["key"]: change_needle(ch) for ch in c.row["changes"]},
                     "ok": ok, "rule": rule_text(max_releases, max_mb), **({"note": note} if note else {})})
         log(f"  {c.row['namespace']}: {len(c.checked)} releases, {len(c.missing)} without the function, "
