@@ -141,6 +141,13 @@ def test_resume_skips_done_namespaces_and_reuses_downloads(index, screen, tmp_pa
     index.hits.clear()
     stats = check_releases([screen], out, manifest=_manifest(), log=lambda m: None)
     assert (stats.tasks, stats.skipped_done) == (0, 2) and index.hits == []
+    rescreened = dict(_row("toyfork.core.label", [{**CHANGES_LABEL[0], "fork_fragment": 'return ";".join(parts)'}]),
+                      catalogue_version=8)                      # a later screening changed the task's fork
+    with screen.open("a") as fh:
+        fh.write(json.dumps(rescreened) + "\n")
+    stats = check_releases([screen], out, manifest=_manifest(), log=lambda m: None)
+    assert (stats.tasks, stats.skipped_done, stats.tasks_with_hit) == (1, 0, 0)   # newest version's rows only
+    assert release_problems(out) == {}                          # the latest row of the namespace counts
 
 
 def test_a_file_that_does_not_match_the_index_digest_is_a_clear_error(index, screen, tmp_path):

@@ -24,18 +24,20 @@ statements) is looked for in the function's source, both sides normalised by :fu
 fragment, which the snapshot's release must hold (``snapshot.public_missing`` otherwise: the check is
 then unsound for that task and the row is not ``ok``).
 
-One JSON line per task (``namespace``, ``project_path``, ``pypi_name``, ``snapshot``,
-``releases_checked``, ``releases_missing_function``, ``releases_moved``, ``releases_skipped``,
-``fork_hits`` / ``public_hits``: change key -> versions whose function holds the fragment, ``file_hits``:
-versions whose file holding the function (else the target file) holds the fork fragment anywhere -- for
-review, it does not decide ``ok`` --, ``ok``, ``rule``) is appended to the results file once its project
-is done; a namespace already there is skipped, a line cut short by a crash is removed and its task checked
-again. :func:`release_problems` reads the file for ``ship``.
+One JSON line per task (``namespace``, ``changes_sha256`` (:func:`changes_digest`), ``project_path``,
+``pypi_name``, ``snapshot``, ``releases_checked``, ``releases_missing_function``, ``releases_moved``,
+``releases_skipped``, ``fork_hits`` / ``public_hits``: change key -> versions whose function holds the
+fragment, ``file_hits``: versions whose file holding the function (else the target file) holds the fork
+fragment anywhere -- for review, it does not decide ``ok`` --, ``ok``, ``rule``) is appended to the results
+file once its project is done. A task already there (same namespace and ``changes_sha256``) is skipped; a
+task re-screened with other changes is checked again (the latest row counts); a line cut short by a crash
+is removed and its task checked again. :func:`release_problems` reads the file for ``ship``.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import re
@@ -361,16 +363,25 @@ class RunStats:
                 + (f"; projects failed: {self.projects_failed}" if self.projects_failed else ""))
 
 
-def done_namespaces(out: Path, log: Callable[[str], None] = print) -> set[str]:
-    """The namespaces already in the results file. Lines a crash cut short are removed from the file
-    (rewritten atomically with every complete row), so that the file stays well-formed for readers."""
+def changes_digest(row: dict[str, Any]) -> str:
+    """sha256 of what a task's check depends on: snapshot, file, and per change its key and both fragments."""
+    what = [row["project_path"], row["version"], row["file"],
+            sorted((ch["key"], change_needle(ch), ch["fragment"]) for ch in row["changes"])]
+    return hashlib.sha256(json.dumps(what).encode()).hexdigest()
+
+
+def done_tasks(out: Path, log: Callable[[str], None] = print) -> set[tuple[str, str]]:
+    """``(namespace, changes_sha256)`` of the rows already in the results file (a task re-screened with
+    other changes is checked again). Lines a crash cut short are removed from the file (rewritten
+    atomically with every complete row), so that the file stays well-formed for readers."""
     if not out.is_file():
         return set()
     done, keep, cut = set(), [], 0
     for line in out.read_text(encoding="utf-8").splitlines():
         try:
-            done.add(json.loads(line)["namespace"])
-        except (json.JSONDecodeError, KeyError, TypeError):
+            row = json.loads(line)
+            done.add((row["namespace"], row.get("changes_sha256")))
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
             cut += 1
             continue
         keep.append(line)
@@ -441,7 +452,8 @@ def check_project(pypi_name: str, snapshot: str, rows: list[dict[str, Any]], *, 
         keys = [ch["key"] for ch in c.row["changes"]]
         public_missing = [k for k in keys if on_index and snapshot not in c.public_hits.get(k, [])]
         ok = not c.fork_hits and not public_missing
-        out.append({"namespace": c.row["namespace"], "project_path": c.row["project_path"], "pypi_name": pypi_name,
+        out.append({"namespace": c.row["namespace"], "changes_sha256": changes_digest(c.row),
+                    "project_path": c.row["project_path"], "pypi_name": pypi_name,
                     "qualname": c.qualname, "file": c.row["file"],
                     "snapshot": {"version": snapshot, "on_index": on_index, "public_missing": public_missing},
                     "releases_listed": len({r.version for r in listed}), "releases_checked": c.checked,
@@ -469,11 +481,11 @@ def check_releases(screens: list[Path], out: Path, *, projects: list[str] | None
     if projects:
         wanted = {e.project_path for e in man.select(projects)}
         rows = [r for r in rows if r["project_path"] in wanted]
-    done = done_namespaces(out, log)
-    stats = RunStats(skipped_done=sum(r["namespace"] in done for r in rows))
+    done = done_tasks(out, log)
+    stats = RunStats(skipped_done=sum((r["namespace"], changes_digest(r)) in done for r in rows))
     by_project: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
-        if r["namespace"] not in done:
+        if (r["namespace"], changes_digest(r)) not in done:
             by_project.setdefault((r["project_path"], r["version"]), []).append(r)
     cache = cache or releases_cache()
     for (project_path, version), todo in by_project.items():
@@ -499,6 +511,23 @@ def check_releases(screens: list[Path], out: Path, *, projects: list[str] | None
 def release_problems(path: Path) -> dict[str, str]:
     """``namespace -> why the fork is dropped`` for every task whose row in a results file is not ok
     (the latest row of a namespace counts)."""
+    out = {}
+    for ns, row in release_rows(path).items():
+        if row["ok"]:
+            continue
+        needles = row.get("fork_needles") or {}
+        why = [f"fork fragment `{needles.get(key, key)}` in release{'s' if len(vs) > 1 else ''} {', '.join(vs)}"
+               for key, vs in row["fork_hits"].items()]
+        missing = (row.get("snapshot") or {}).get("public_missing") or []
+        if missing:
+            why.append(f"release check unsound: public fragment of {', '.join(missing)} not found in the "
+                       f"snapshot's release {row['snapshot'].get('version')}")
+        out[ns] = "; ".join(why) or "not ok"
+    return out
+
+
+def release_rows(path: Path) -> dict[str, dict[str, Any]]:
+    """The latest row of every namespace in a results file (a bad line: one-line error naming file:line)."""
     latest: dict[str, dict[str, Any]] = {}
     for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -513,16 +542,4 @@ def release_problems(path: Path) -> dict[str, str]:
             if not isinstance(row.get(key), typ):
                 raise ReleaseCheckError(f"{path}:{lineno}: field {key!r} must be a {typ.__name__}")
         latest[row["namespace"]] = row
-    out = {}
-    for ns, row in latest.items():
-        if row["ok"]:
-            continue
-        needles = row.get("fork_needles") or {}
-        why = [f"fork fragment `{needles.get(key, key)}` in release{'s' if len(vs) > 1 else ''} {', '.join(vs)}"
-               for key, vs in row["fork_hits"].items()]
-        missing = (row.get("snapshot") or {}).get("public_missing") or []
-        if missing:
-            why.append(f"release check unsound: public fragment of {', '.join(missing)} not found in the "
-                       f"snapshot's release {row['snapshot'].get('version')}")
-        out[ns] = "; ".join(why) or "not ok"
-    return out
+    return latest
