@@ -6,7 +6,7 @@
     python -m scripts.build_fork_set sites [--projects NAME ...] [--limit N] [--out FILE]
     python -m scripts.build_fork_set counts [--out FILE]
     python -m scripts.build_fork_set show NAMESPACE [--out FILE]
-    python -m scripts.build_fork_set ship --screen FILE [--set-dir DIR] [--deveval-data FILE]
+    python -m scripts.build_fork_set ship --screen FILE [--set-dir DIR] [--deveval-data FILE] [--releases FILE]
     python -m scripts.build_fork_set compose --screen FILE [--seed N] [--set-dir DIR] [--deveval-data FILE] [--no-check]
     python -m scripts.build_fork_set releases --screen FILE [--screen FILE2] --out FILE [--projects NAME ...]
 
@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--deveval-data", type=Path, default=os.environ.get("RECONMEM_DEVEVAL_DATA"),
                     help="DevEval data.jsonl for tasks outside v2 (default: $RECONMEM_DEVEVAL_DATA)")
     sp.add_argument("--manifest", type=Path, default=None, help="pypi_sources.json (default: the shipped one)")
+    sp.add_argument("--releases", type=Path, default=None,
+                    help="results of `releases`: tasks another release holds the fork of, or not checked, are left out")
     cp = sub.add_parser("compose", help="compose the validated tasks into the set's samples (seeded)")
     cp.add_argument("--screen", type=Path, required=True, help="results file of the screening")
     cp.add_argument("--seed", type=int, default=0, help="composition seed (default 0)")
@@ -167,7 +169,11 @@ def ship_command(args: argparse.Namespace) -> int:
         print(f"error: results file {args.screen} not found (option --screen)", file=sys.stderr)
         return 2
     try:
-        result = ship(args.screen, args.set_dir or SET_DIR, deveval_data=args.deveval_data, manifest=args.manifest)
+        if args.releases is not None and not args.releases.is_file():
+            print(f"error: releases file {args.releases} not found (option --releases)", file=sys.stderr)
+            return 2
+        result = ship(args.screen, args.set_dir or SET_DIR, deveval_data=args.deveval_data, manifest=args.manifest,
+                      releases=args.releases)
     except (ForkDataError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--verification", type=Path, default=None, help="default: <dir>/<stem>.verification.jsonl")
     ap.add_argument("--deveval-data", type=Path, default=None,
                     help="DevEval records (default: deveval_tasks.jsonl beside the samples, else the fetched data.jsonl)")
-    ap.add_argument("--manifest", type=Path, default=None, help="pypi_sources.json (default: the shipped one)")
+    ap.add_argument("--manifest", type=Path, default=None,
+                    help="pypi_sources.json (default: a fork set's sources.json beside forks.jsonl, else the shipped one)")
     ap.add_argument("--executor", choices=["local", "docker"], default="local")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test run")

@@ -161,9 +161,16 @@ class LoCoEvalSettings:
     user_max_tokens: int = 200  # mock-user queries (purpose mock_user)
     response_prompt: str = "response_system"  # template in benchmarks/locoeval/prompts/
     deveval_data: str | None = None  # DevEval data.jsonl (None: $RECONMEM_DEVEVAL_DATA or the fetched copy)
-    sources_manifest: str | None = None  # None: the copy shipped in benchmarks/deveval/data/
+    sources_manifest: str | None = None  # path or package:<pkg>/<path>; None: the copy shipped in benchmarks/deveval/data/
     evaluator: str | None = None  # a function with evaluate_completion's signature (tests); None: DevEval Pass@1
     purpose_max_tokens: dict[str, int | None] = field(default_factory=dict)  # defaults for other purposes
+
+    @property
+    def manifest_file(self) -> Path | None:
+        """``sources_manifest`` as a file (None: the shipped copy)."""
+        from benchmarks.harness import resolve_data_path
+
+        return resolve_data_path(self.sources_manifest) if self.sources_manifest else None
 
 
 @dataclass
@@ -245,7 +252,7 @@ class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
 
         data = resolve_data_path(settings.deveval_data) if settings.deveval_data else None
         try:
-            load_manifest(settings.sources_manifest)
+            load_manifest(settings.manifest_file)
             for s in samples:
                 for r in s.requirements:
                     get_task(r.namespace, data)
@@ -274,7 +281,7 @@ class LoCoEval(Benchmark[Sample, LoCoEvalShared, LoCoEvalSolved]):
         return LoCoEvalShared(
             settings=settings, llm=env.clients.backbone, user_llm=user_llm, embedder=harness.build_embedder(cfg),
             evaluate=PassAt1(settings.evaluator, deveval_data=settings.deveval_data,
-                             sources_manifest=settings.sources_manifest, executor_cfg=cfg.get("executor")),
+                             sources_manifest=settings.manifest_file, executor_cfg=cfg.get("executor")),
             indexes=partial(sample_index, cache_dir=Path(str(cfg.cache.dir)).expanduser(),
                             hide_task_tests=settings.hide_task_tests),
             retriever=harness.retriever_spec(cfg), privileged_inputs=privileged, skip_prep_replies=skip)

@@ -105,5 +105,5 @@ class LoCoEvalFork(LoCoEval):
                                 hidden_files=hidden_files(sample, forks))
 
         evaluate = shared.evaluate if settings.evaluator else ForkJudge(
-            forks, sources_manifest=settings.sources_manifest, executor_cfg=cfg.get("executor"))
+            forks, sources_manifest=settings.manifest_file, executor_cfg=cfg.get("executor"))
         return replace(shared, evaluate=evaluate, indexes=indexes)

@@ -8,7 +8,9 @@ latest row (by the current catalogue and derivation) is ``validated``:
   that makes the fork's test file and the sha256 of both sides, the hidden files, the screening's
   checks and versions, the snapshot's provider spec;
 - ``deveval_tasks.jsonl``: the DevEval records of those tasks, verbatim;
-- ``SOURCE.md``: where the data comes from, the counts, the projects' licences.
+- ``SOURCE.md``: where the data comes from, the counts, the projects' licences;
+- ``sources.json``: the manifest entries of the set's projects (``pypi_sources.json`` format, git-route entries
+  included): what ``benchmark.sources_manifest`` of ``locoeval_fork`` points at.
 
 The fork's test files are not shipped: :func:`fork_test_text` rebuilds them by applying the diff
 to the snapshot's file (its sha256 checked before and after). :func:`apply_diffs` applies the
@@ -29,6 +31,7 @@ from typing import Any
 SET_DIR = Path(__file__).resolve().parent / "set"
 FORKS_FILE = "forks.jsonl"
 TASKS_FILE = "deveval_tasks.jsonl"
+SOURCES_FILE = "sources.json"      # the manifest entries (pypi_sources.json format) of the set's projects
 SOURCE_FILE = "SOURCE.md"
 DEVEVAL_ORIGIN = ("DevEval's `data.jsonl` (GitHub `seketeam/DevEval`, `data.tar.gz` at commit "
                   "c1653455e0a18480a29aa07ba51636070f113316)")
@@ -323,11 +326,15 @@ def build(screen: Path, *, deveval_data: Path | None = None, manifest: Any = Non
     return ShipResult(forks, used, skipped, version)
 
 
-def write_set(result: ShipResult, out_dir: Path, *, screen: Path, licences: dict[str, str | None]) -> None:
-    """``forks.jsonl``, ``deveval_tasks.jsonl`` and ``SOURCE.md`` in ``out_dir`` (atomic writes)."""
-    from benchmarks.records import atomic_write_text, write_jsonl
+def write_set(result: ShipResult, out_dir: Path, *, screen: Path, licences: dict[str, str | None],
+              sources: list[dict[str, Any]] | None = None) -> None:
+    """``forks.jsonl``, ``deveval_tasks.jsonl``, ``SOURCE.md`` and (``sources``: the manifest entries of
+    the set's projects) ``sources.json`` in ``out_dir`` (atomic writes)."""
+    from benchmarks.records import atomic_write_json, atomic_write_text, write_jsonl
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    if sources is not None:
+        atomic_write_json(out_dir / SOURCES_FILE, sources)
     write_jsonl(out_dir / FORKS_FILE, [f.record() for f in result.forks])
     write_jsonl(out_dir / TASKS_FILE, result.records)
     projects: dict[str, list[ForkRecord]] = {}
@@ -360,25 +367,48 @@ each project's licence (from the sdists' `PKG-INFO`):
     atomic_write_text(out_dir / SOURCE_FILE, text)
     umask = os.umask(0)
     os.umask(umask)
-    for name in (FORKS_FILE, TASKS_FILE, SOURCE_FILE):     # data files are world-readable like any other
+    for name in (FORKS_FILE, TASKS_FILE, SOURCE_FILE, *((SOURCES_FILE,) if sources is not None else ())):
         os.chmod(out_dir / name, 0o666 & ~umask)
 
 
-def ship(screen: Path, out_dir: Path = SET_DIR, *, deveval_data: Path | None = None, manifest: Any = None) -> ShipResult:
-    """Build and write the shipped fork data; returns what was shipped and skipped."""
+def ship(screen: Path, out_dir: Path = SET_DIR, *, deveval_data: Path | None = None, manifest: Any = None,
+         releases: Path | None = None) -> ShipResult:
+    """Build and write the shipped fork data; returns what was shipped and skipped. ``releases``: the
+    other-release check's results (``releases.release_problems``): a task whose fork another release
+    holds, or that the check did not cover, is skipped."""
     from benchmarks.deveval.providers import get_snapshot
     from benchmarks.deveval.tasks import load_manifest
     from benchmarks.locoeval.verified.generate import licence_of
 
     man = manifest if manifest is not None and not isinstance(manifest, (str, Path)) else load_manifest(manifest)
     result = build(screen, deveval_data=deveval_data, manifest=man)
+    if releases is not None:
+        result = without_release_problems(result, releases)
     licences = {}
     for f in result.forks:
         if f.project_path not in licences:
             licences[f.project_path] = licence_of(Path(get_snapshot(man.project(f.project_path).repo_spec(),
                                                                     manifest=man)))
-    write_set(result, out_dir, screen=screen, licences=licences)
+    sources = [man.project(p).raw for p in sorted({f.project_path for f in result.forks})]
+    write_set(result, out_dir, screen=screen, licences=licences, sources=sources)
     return result
+
+
+def without_release_problems(result: ShipResult, releases: Path) -> ShipResult:
+    """``result`` without the tasks the other-release check drops or did not check."""
+    from benchmarks.locoeval.fork.releases import release_problems, release_rows
+
+    problems = release_problems(releases)
+    checked = set(release_rows(releases))
+    skipped = dict(result.skipped)
+    for f in result.forks:
+        if f.namespace in problems:
+            skipped[f.namespace] = f"other releases: {problems[f.namespace]}"
+        elif f.namespace not in checked:
+            skipped[f.namespace] = f"other releases: not checked in {releases}"
+    keep = [f for f in result.forks if f.namespace not in skipped]
+    records = [r for r in result.records if r["namespace"] not in skipped]
+    return ShipResult(keep, records, skipped, result.version)
 
 
 def summary(result: ShipResult) -> dict[str, Any]:

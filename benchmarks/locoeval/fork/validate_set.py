@@ -121,7 +121,7 @@ def validate_set(opts: ValidateOptions) -> tuple[list[str], int]:
     from benchmarks.locoeval.fork.judge import fork_edits, hidden_files, run_fork_body, sample_forks
     from benchmarks.locoeval.fork.runner import fork_problems
     from benchmarks.locoeval.fork.screen import MAX_OBSERVER_FILES, is_test_file
-    from benchmarks.locoeval.fork.ship import read_forks
+    from benchmarks.locoeval.fork.ship import SOURCES_FILE, read_forks
     from benchmarks.locoeval.fork.tests_derive import mentioning_test_files
     from benchmarks.locoeval.loader import load_samples, shared_tasks
     from benchmarks.locoeval.repo import _qualname
@@ -138,7 +138,8 @@ def validate_set(opts: ValidateOptions) -> tuple[list[str], int]:
         raise ValueError("no fork records: validate_set needs forks (--forks)")
     forks = read_forks(opts.forks)
     verification = load_fork_verification(opts.verification or verification_path(opts.samples))
-    manifest = load_manifest(opts.manifest)
+    beside = Path(opts.forks).parent / SOURCES_FILE        # the set's own manifest entries, when shipped
+    manifest = load_manifest(opts.manifest or (beside if beside.is_file() else None))
     failures: list[str] = []
     passed: Counter[str] = Counter()
     total: Counter[str] = Counter()

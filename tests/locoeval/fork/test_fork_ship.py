@@ -110,3 +110,29 @@ def test_the_shipped_fork_data_reads_and_covers_the_shipped_samples():
     if (SET_DIR / "samples.jsonl").is_file():
         samples = load_samples(SET_DIR / "samples.jsonl")
         assert [p for s in samples for p in fork_problems(s, forks)] == []
+
+
+def test_other_release_problems_and_unchecked_tasks_are_left_out_and_the_sources_written(tiny_fork_set, tmp_path):
+    from types import SimpleNamespace
+
+    from benchmarks.deveval.tasks import load_manifest
+    from benchmarks.locoeval.fork.ship import build, without_release_problems, write_set
+
+    fs = tiny_fork_set
+    result = build(fs.screen, deveval_data=fs.data, manifest=SimpleNamespace(project=lambda p: fs.entry()),
+                   snapshot=lambda e: fs.root)
+    releases = tmp_path / "releases.jsonl"
+    releases.write_text(json.dumps({"namespace": "tinyfork.mod.join", "ok": False, "fork_hits": {"k": ["0.9"]},
+                                    "fork_needles": {"k": "';'"}}) + "\n")
+    kept = without_release_problems(result, releases)
+    assert [f.namespace for f in kept.forks] == [] and [r["namespace"] for r in kept.records] == []
+    assert kept.skipped["tinyfork.mod.join"] == "other releases: fork fragment `';'` in release 0.9"
+    assert kept.skipped["tinyfork.mod.tag"] == f"other releases: not checked in {releases}"
+    releases.write_text(releases.read_text() + json.dumps({"namespace": "tinyfork.mod.tag", "ok": True,
+                                                           "fork_hits": {}}) + "\n")
+    kept = without_release_problems(result, releases)
+    assert [f.namespace for f in kept.forks] == ["tinyfork.mod.tag"] and list(kept.skipped) == ["tinyfork.mod.join"]
+    raw = json.loads(fs.manifest.read_text())
+    write_set(kept, tmp_path / "set", screen=fs.screen, licences={PROJECT: "MIT"}, sources=raw)
+    assert [e.project_path for e in load_manifest(tmp_path / "set" / "sources.json").select(None)] == [PROJECT]
+    assert "`tinyfork.mod.join`: other releases: fork fragment" in (tmp_path / "set" / "SOURCE.md").read_text()
