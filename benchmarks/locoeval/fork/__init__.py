@@ -54,8 +54,10 @@ What remains (next sessions) and how it plugs in
    the same command without ``--projects`` (``RECONMEM_DEVEVAL_DATA`` pointing at DevEval's
    data.jsonl for the tasks outside v2); ``counts`` gives the losses per step. If the catalogue is
    too narrow for >= 320 tasks, widen it (a new kind, a documented reason) and raise
-   ``CATALOGUE_VERSION`` (rows of older versions are screened again unless carried forward: ``screen`` "Carry-forward"). Other releases: check that no
-   sdist version of the project holds the fork fragment (``catalogue`` docstring).
+   ``CATALOGUE_VERSION`` (rows of older versions are screened again unless carried forward: ``screen``
+   "Carry-forward"). Other releases: ``releases`` (done; ``build_fork_set releases``, ``ship --releases``).
+   The git-route projects (``results/reference/deveval_mapping_git/manifest.json``) are screened with
+   ``--manifest``; the set ships its projects' manifest entries as ``set/sources.json``.
 2. **Ship the fork data** (done: ``ship``, ``python -m scripts.build_fork_set ship --screen FILE``):
    ``set/forks.jsonl`` (per task the changes, the fork body, per test file the diff and both sides'
    sha256, the hidden files, the checks), ``set/deveval_tasks.jsonl``, ``set/SOURCE.md``; format

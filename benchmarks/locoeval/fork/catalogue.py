@@ -48,10 +48,9 @@ the public value), a **public statement** (the library's behaviour, for the dist
 early, revised later") and a **revision** (names both).
 
 **Differs from every release.** :func:`propose` guarantees only fork value != public value; the
-screening (``screen``) also requires that the fork's fragment occurs nowhere in the snapshot. Other
-releases of the project are not checked yet: the check to add is to download every sdist version of
-the project (``reconmem.platform.downloads.fetch_pypi_source``) and require the fork fragment (whitespace
-removed) in none of the target's files.
+screening (``screen``) also requires that the fork's fragment occurs nowhere in the snapshot, and
+``releases`` that it occurs in the target function of none of the project's other releases checked
+(the release rule there); ``ship --releases`` leaves out the tasks that fail it.
 """
 
 from __future__ import annotations
