@@ -145,6 +145,7 @@ class ProjectInput:
     sha256: str | None
     symbols: list[dict[str, str]] = field(default_factory=list)   # verified.compose.repository_symbols
     exceptions: ExceptionFamily = field(default_factory=ExceptionFamily)
+    repo: dict[str, Any] | None = None      # the snapshot's provider spec when it is not a PyPI sdist (git route)
 
 
 @dataclass
@@ -671,8 +672,9 @@ def compose_sample(sample_id: str, subset: str, project: ProjectInput, group: li
     layout = _single_hop if subset == "single-hop" else _multi_hop
     outline = [opening] + layout(blocks, fillers, rng)
     steps = [{"turn": n, **s} for n, s in enumerate(_revision_before_recap(outline), 1)]
-    repo: dict[str, Any] = {"provider": "pypi", "name": project.pypi_name, "version": project.version}
-    if project.sha256:
+    repo: dict[str, Any] = dict(project.repo) if project.repo else \
+        {"provider": "pypi", "name": project.pypi_name, "version": project.version}
+    if project.sha256 and not project.repo:
         repo["sha256"] = project.sha256
     sample = {"id": sample_id, "subset": subset, "project_path": project.project_path, "repo": repo,
               "target_docstrings": "remove", "requirements": reqs, "outline": steps,
@@ -754,8 +756,10 @@ def inputs_from_screen(rows: list[dict[str, Any]], *, manifest: Path | None = No
         family = ExceptionFamily()
         if any(c["kind"] == "exception" for r in prow for c in r["changes"]):
             family = ExceptionFamily.of_files({k: v for k, v in text_files(root) if not is_test_file(k)})
+        spec = entry.repo_spec()
         projects[path] = ProjectInput(path, entry.pypi_name, entry.version, entry.sdist_sha256,
-                                      repository_symbols(root, {r["file"] for r in prow}), family)
+                                      repository_symbols(root, {r["file"] for r in prow}), family,
+                                      repo=None if spec["provider"] == "pypi" else spec)
         for r in prow:
             ns = r["namespace"]
             if ns not in records:
@@ -764,7 +768,7 @@ def inputs_from_screen(rows: list[dict[str, Any]], *, manifest: Path | None = No
             if ref["file"] != r["file"] or ref["signature_line"] != r["signature_line"]:
                 raise ComposeError(f"{ns}: the snapshot's reference is at {ref['file']}:{ref['signature_line']}, "
                                    f"the row says {r['file']}:{r['signature_line']}")
-            tasks.append(TaskInput(r, records[ns], (root / r["file"]).read_text(encoding="utf-8"), ref["signature"]))
+            tasks.append(TaskInput(r, records[ns], (root / r["file"]).read_bytes().decode("utf-8"), ref["signature"]))
     return tasks, projects
 
 

@@ -45,6 +45,12 @@ def hidden_files(sample: Any, forks: Mapping[str, ForkRecord]) -> list[str]:
     return sorted({f for rec in sample_forks(sample, forks) for f in rec.hidden_files})
 
 
+def snapshot_text(root: Path, rel: str) -> str:
+    """A snapshot file as the fork's tests were derived from it (universal newlines: a test file's
+    diff and sha256 in ``forks.jsonl`` are of this text)."""
+    return (root / rel).read_text(encoding="utf-8")
+
+
 def fork_edits(records: Sequence[ForkRecord], target: ForkRecord | None, body: str | None,
                read: Callable[[str], str]) -> dict[str, str]:
     """The edits that put the fork of a sample in place, with ``body`` in ``target``'s function
@@ -100,7 +106,7 @@ def run_fork_body(executor: Executor, root: Path, env: Any, records: Sequence[Fo
     if body is not None and is_trivial_body(body):
         return ExecutionOutcome(FAIL, "trivial body (empty / pass / ...): counted as a failure without running",
                                 0.0, detail="trivial_body")
-    edits = fork_edits(records, target, body, lambda p: (root / p).read_text(encoding="utf-8"))
+    edits = fork_edits(records, target, body, lambda p: snapshot_text(root, p))
     err = check_syntax(edits[target.file], target.file)
     if err:
         return ExecutionOutcome(ERROR, err, 0.0, detail="syntax_error")

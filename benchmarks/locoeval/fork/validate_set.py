@@ -118,7 +118,7 @@ def validate_set(opts: ValidateOptions) -> tuple[list[str], int]:
     from benchmarks.deveval.providers import get_snapshot
     from benchmarks.deveval.splice import BLANK_BODY
     from benchmarks.deveval.tasks import PreparedEnvs, load_manifest
-    from benchmarks.locoeval.fork.judge import fork_edits, hidden_files, run_fork_body, sample_forks
+    from benchmarks.locoeval.fork.judge import fork_edits, hidden_files, run_fork_body, sample_forks, snapshot_text
     from benchmarks.locoeval.fork.runner import fork_problems
     from benchmarks.locoeval.fork.screen import MAX_OBSERVER_FILES, is_test_file
     from benchmarks.locoeval.fork.ship import SOURCES_FILE, read_forks
@@ -192,7 +192,7 @@ def validate_set(opts: ValidateOptions) -> tuple[list[str], int]:
                 if str(root) not in files_of:
                     files_of[str(root)] = dict(text_files(root))
             files = files_of[str(root)]
-            fork_text = fork_edits(records, None, None, lambda p: files[p])[rec.file]
+            fork_text = fork_edits(records, None, None, lambda p: snapshot_text(root, p))[rec.file]
         except Exception as exc:  # noqa: BLE001 - reported as a failing check
             report(label, "data", False, f"snapshot: {type(exc).__name__}: {exc}")
             return
