@@ -258,7 +258,7 @@ def fork_record(row: dict[str, Any], root: Path, repo: dict[str, Any], indent: i
     return ForkRecord(namespace=ns, test_ids=test_ids, project_path=row["project_path"], version=row["version"],
                       repo=repo, file=row["file"], signature_line=row["signature_line"], body_start=row["body_start"],
                       body_end=row["body_end"], indent=indent, public_body_sha256=row["public_body_sha256"],
-                      changes=tuple(row["changes"]), fork_body=row["fork_body"], tests=tests,
+                      changes=tuple(row["changes"]), fork_body=row["fork_body"].replace("\r\n", "\n"), tests=tests,
                       hidden_files=tuple(row["hidden_files"]), checks=dict(row.get("checks") or {}),
                       rewrites=tuple(der.get("rewrites") or ()), catalogue_version=row.get("catalogue_version"),
                       derive_version=row.get("derive_version"))
