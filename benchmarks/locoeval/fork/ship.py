@@ -230,6 +230,14 @@ def read_forks(path: str | Path) -> dict[str, ForkRecord]:
 
 
 # ------------------------------------------------------------------------------ shipping
+def shipped_body(body: str) -> str:
+    """A screening row's fork body as shipped: ``\n`` line ends, dedented (a CRLF module's body keeps
+    its ``\r`` in the row, which stops the dedent and the judge's splice)."""
+    from benchmarks.locoeval.verified.source import dedent_body
+
+    return dedent_body(body.replace("\r\n", "\n"))
+
+
 def public_body_sha256(body: str) -> str:
     """The screening's hash of a reference body (dedented)."""
     from benchmarks.locoeval.verified.source import dedent_body
@@ -258,7 +266,7 @@ def fork_record(row: dict[str, Any], root: Path, repo: dict[str, Any], indent: i
     return ForkRecord(namespace=ns, test_ids=test_ids, project_path=row["project_path"], version=row["version"],
                       repo=repo, file=row["file"], signature_line=row["signature_line"], body_start=row["body_start"],
                       body_end=row["body_end"], indent=indent, public_body_sha256=row["public_body_sha256"],
-                      changes=tuple(row["changes"]), fork_body=row["fork_body"].replace("\r\n", "\n"), tests=tests,
+                      changes=tuple(row["changes"]), fork_body=shipped_body(row["fork_body"]), tests=tests,
                       hidden_files=tuple(row["hidden_files"]), checks=dict(row.get("checks") or {}),
                       rewrites=tuple(der.get("rewrites") or ()), catalogue_version=row.get("catalogue_version"),
                       derive_version=row.get("derive_version"))
