@@ -75,9 +75,9 @@ What remains (next sessions) and how it plugs in
    plausible value whose body fails the fork's tests; a task whose only distractor would be public once
    that share is full keeps none), recap, noise and chat in 30-69 turns. ``python -m scripts.find_tells``
    checks that no turn feature gives the distractor away.
-5. **Scale** (open): the set has 68 tasks in 24 repositories (goal >= 128 samples, >= 320 tasks, >= 37
-   repositories). The largest losses: no catalogue site (547), no catalogue change changes a test outcome
-   (190), a fork that crashes where the test expected a value (the screening does not yet try the next
-   change then). The expert floor / ceiling (results/reference/expert_fork: floor 0/60, ceiling 55/60)
-   is to be re-measured on the scaled set.
+5. **Scale**: the set has 89 tasks in 36 repositories from 1,275 screened (goal >= 128 samples, >= 320
+   tasks, >= 37 repositories: not reached). The largest losses: no catalogue site (751), no catalogue change
+   alters a test outcome (202), a failing test without a recorded assertion (84: mostly a fork that crashes
+   where the test expected a value, for every change tried). The expert floor / ceiling on the set:
+   results/reference/expert_fork_v2 (floor 0/60, ceiling 56/60).
 """
