@@ -136,3 +136,10 @@ def test_other_release_problems_and_unchecked_tasks_are_left_out_and_the_sources
     write_set(kept, tmp_path / "set", screen=fs.screen, licences={PROJECT: "MIT"}, sources=raw)
     assert [e.project_path for e in load_manifest(tmp_path / "set" / "sources.json").select(None)] == [PROJECT]
     assert "`tinyfork.mod.join`: other releases: fork fragment" in (tmp_path / "set" / "SOURCE.md").read_text()
+
+
+def test_a_crlf_fork_body_ships_with_newlines_and_dedented():
+    from benchmarks.locoeval.fork.ship import shipped_body
+
+    assert shipped_body("    a = 1\r\n\r\n    if a:\r\n        b = 2\r\n") == "a = 1\n\nif a:\n    b = 2"
+    assert shipped_body("a = 1\nreturn a") == "a = 1\nreturn a"
