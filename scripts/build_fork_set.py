@@ -172,8 +172,14 @@ def ship_command(args: argparse.Namespace) -> int:
         if args.releases is not None and not args.releases.is_file():
             print(f"error: releases file {args.releases} not found (option --releases)", file=sys.stderr)
             return 2
+        skip_for = None
+        if args.releases is not None:
+            from functools import partial
+
+            from benchmarks.locoeval.fork.releases import release_skips
+            skip_for = partial(release_skips, args.releases)
         result = ship(args.screen, args.set_dir or SET_DIR, deveval_data=args.deveval_data, manifest=args.manifest,
-                      releases=args.releases)
+                      skip_for=skip_for)
     except (ForkDataError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

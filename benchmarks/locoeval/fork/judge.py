@@ -10,7 +10,7 @@ snapshot), with the fork in place:
 - every *other* target of the sample holds its fork body (:attr:`ForkRecord.fork_body`), so a task
   that calls another target sees the fork's behaviour;
 - every test file any target of the sample rewrites is the fork's (the diffs applied together to
-  the snapshot's file, :func:`benchmarks.locoeval.fork.ship.apply_diffs`).
+  the snapshot's file, :func:`benchmarks.locoeval.fork.diffs.apply_diffs`).
 
 :func:`fork_edits` builds those edits, :class:`ForkJudge` is the benchmark's evaluator
 (``(sample, requirement, reply) -> verdict``), and :func:`run_fork_body` runs a given body (the

@@ -526,6 +526,19 @@ def release_problems(path: Path) -> dict[str, str]:
     return out
 
 
+def release_skips(path: Path, namespaces: Iterable[str]) -> dict[str, str]:
+    """The tasks of ``namespaces`` to leave out of the set, with why: another release holds the fork
+    (``release_problems``) or the check did not cover the task."""
+    problems, checked = release_problems(path), set(release_rows(path))
+    out = {}
+    for ns in namespaces:
+        if ns in problems:
+            out[ns] = f"other releases: {problems[ns]}"
+        elif ns not in checked:
+            out[ns] = f"other releases: not checked in {path}"
+    return out
+
+
 def release_rows(path: Path) -> dict[str, dict[str, Any]]:
     """The latest row of every namespace in a results file (a bad line: one-line error naming file:line)."""
     latest: dict[str, dict[str, Any]] = {}

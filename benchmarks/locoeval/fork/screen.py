@@ -558,7 +558,7 @@ class Screener:
         """A carried validated row whose checks are not the current ones (``validate.CHECKS``) validated
         again: its own changes (as the current catalogue proposes them) and its own fork tests (rebuilt
         from its diffs); no new derivation."""
-        from benchmarks.locoeval.fork.ship import apply_diff
+        from benchmarks.locoeval.fork.diffs import apply_diff
 
         by_key = {c.key: c for c in loc.proposed}
         chosen = [by_key.get(c["key"]) for c in row["changes"]]

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from benchmarks.locoeval.fork.diffs import Block, ForkDataError, apply_diff, apply_diffs, diff_blocks  # noqa: F401
 
 SET_DIR = Path(__file__).resolve().parent / "set"
 FORKS_FILE = "forks.jsonl"
@@ -37,98 +38,8 @@ DEVEVAL_ORIGIN = ("DevEval's `data.jsonl` (GitHub `seketeam/DevEval`, `data.tar.
                   "c1653455e0a18480a29aa07ba51636070f113316)")
 
 
-class ForkDataError(ValueError):
-    """The fork data is inconsistent with itself or with the snapshot; the message names where."""
-
-
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-# ------------------------------------------------------------------------------ unified diffs
-@dataclass(frozen=True)
-class Block:
-    """One change of a diff against the public text: lines ``[start, end)`` (0-based) become ``new``."""
-
-    start: int
-    end: int
-    new: tuple[str, ...]
-
-
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-
-
-def diff_blocks(public: str, diff: str, *, where: str = "diff") -> list[Block]:
-    """The change blocks of a unified diff (as ``difflib.unified_diff`` writes them) against
-    ``public``; every context and removed line must be the public text's line at its place."""
-    lines = public.splitlines(keepends=True)
-    dl = diff.splitlines(keepends=True)
-    i, blocks = 0, []
-    while i < len(dl) and not dl[i].startswith("@@"):
-        if not dl[i].startswith(("---", "+++")):
-            raise ForkDataError(f"{where}: line {i + 1}: expected a file header or a hunk, got {dl[i][:40]!r}")
-        i += 1
-    while i < len(dl):
-        m = _HUNK.match(dl[i])
-        if not m:
-            raise ForkDataError(f"{where}: line {i + 1}: expected a hunk header, got {dl[i][:40]!r}")
-        old_n = int(m.group(2)) if m.group(2) is not None else 1
-        new_n = int(m.group(4)) if m.group(4) is not None else 1
-        pos = int(m.group(1)) - (1 if old_n else 0)
-        i += 1
-        seen_old = seen_new = 0
-        start, new = None, []
-        while seen_old < old_n or seen_new < new_n:
-            if i >= len(dl):
-                raise ForkDataError(f"{where}: the diff ends inside a hunk")
-            tag, text = dl[i][:1], dl[i][1:]
-            if tag in (" ", "-"):
-                if pos >= len(lines) or lines[pos] != text:
-                    raise ForkDataError(f"{where}: line {i + 1}: does not match line {pos + 1} of the file")
-            if tag == " ":
-                if start is not None:
-                    blocks.append(Block(start, pos, tuple(new)))
-                    start, new = None, []
-                pos += 1
-                seen_old += 1
-                seen_new += 1
-            elif tag == "-":
-                start = pos if start is None else start
-                pos += 1
-                seen_old += 1
-            elif tag == "+":
-                start = pos if start is None else start
-                new.append(text)
-                seen_new += 1
-            else:
-                raise ForkDataError(f"{where}: line {i + 1}: unexpected {dl[i][:40]!r} inside a hunk")
-            i += 1
-        if start is not None:
-            blocks.append(Block(start, pos, tuple(new)))
-    return blocks
-
-
-def apply_diffs(public: str, diffs: Iterable[str], *, where: str = "diff") -> str:
-    """``public`` with the change blocks of every diff (each made against ``public``) applied;
-    the same block in two diffs counts once, overlapping different blocks are an error."""
-    blocks: list[Block] = []
-    for d in diffs:
-        for b in diff_blocks(public, d, where=where):
-            if b not in blocks:
-                blocks.append(b)
-    blocks.sort(key=lambda b: (b.start, b.end))
-    for a, b in zip(blocks, blocks[1:]):
-        if b.start < a.end or (b.start == a.end == a.start):
-            raise ForkDataError(f"{where}: two diffs change the same lines ({a.start + 1}-{a.end}, {b.start + 1}-{b.end})")
-    lines = public.splitlines(keepends=True)
-    for b in reversed(blocks):
-        lines[b.start:b.end] = list(b.new)
-    return "".join(lines)
-
-
-def apply_diff(public: str, diff: str, *, where: str = "diff") -> str:
-    """``public`` with one unified diff applied."""
-    return apply_diffs(public, [diff], where=where)
 
 
 # ------------------------------------------------------------------------------ records
@@ -380,18 +291,18 @@ each project's licence (from the sdists' `PKG-INFO`):
 
 
 def ship(screen: Path, out_dir: Path = SET_DIR, *, deveval_data: Path | None = None, manifest: Any = None,
-         releases: Path | None = None) -> ShipResult:
-    """Build and write the shipped fork data; returns what was shipped and skipped. ``releases``: the
-    other-release check's results (``releases.release_problems``): a task whose fork another release
-    holds, or that the check did not cover, is skipped."""
+         skip_for: Callable[[list[str]], Mapping[str, str]] | None = None) -> ShipResult:
+    """Build and write the shipped fork data; returns what was shipped and skipped. ``skip_for``:
+    the built namespaces -> those to leave out, with why (``releases.release_skips``: the other-release
+    check)."""
     from benchmarks.deveval.providers import get_snapshot
     from benchmarks.deveval.tasks import load_manifest
     from benchmarks.locoeval.verified.generate import licence_of
 
     man = manifest if manifest is not None and not isinstance(manifest, (str, Path)) else load_manifest(manifest)
     result = build(screen, deveval_data=deveval_data, manifest=man)
-    if releases is not None:
-        result = without_release_problems(result, releases)
+    if skip_for is not None:
+        result = without(result, skip_for([f.namespace for f in result.forks]))
     licences = {}
     for f in result.forks:
         if f.project_path not in licences:
@@ -402,18 +313,9 @@ def ship(screen: Path, out_dir: Path = SET_DIR, *, deveval_data: Path | None = N
     return result
 
 
-def without_release_problems(result: ShipResult, releases: Path) -> ShipResult:
-    """``result`` without the tasks the other-release check drops or did not check."""
-    from benchmarks.locoeval.fork.releases import release_problems, release_rows
-
-    problems = release_problems(releases)
-    checked = set(release_rows(releases))
-    skipped = dict(result.skipped)
-    for f in result.forks:
-        if f.namespace in problems:
-            skipped[f.namespace] = f"other releases: {problems[f.namespace]}"
-        elif f.namespace not in checked:
-            skipped[f.namespace] = f"other releases: not checked in {releases}"
+def without(result: ShipResult, skip: Mapping[str, str]) -> ShipResult:
+    """``result`` without the tasks of ``skip`` (namespace -> why), which joins its skipped ones."""
+    skipped = {**result.skipped, **{ns: why for ns, why in skip.items() if any(f.namespace == ns for f in result.forks)}}
     keep = [f for f in result.forks if f.namespace not in skipped]
     records = [r for r in result.records if r["namespace"] not in skipped]
     return ShipResult(keep, records, skipped, result.version)

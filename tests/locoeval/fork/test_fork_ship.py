@@ -116,7 +116,8 @@ def test_other_release_problems_and_unchecked_tasks_are_left_out_and_the_sources
     from types import SimpleNamespace
 
     from benchmarks.deveval.tasks import load_manifest
-    from benchmarks.locoeval.fork.ship import build, without_release_problems, write_set
+    from benchmarks.locoeval.fork.releases import release_skips
+    from benchmarks.locoeval.fork.ship import build, without, write_set
 
     fs = tiny_fork_set
     result = build(fs.screen, deveval_data=fs.data, manifest=SimpleNamespace(project=lambda p: fs.entry()),
@@ -124,13 +125,13 @@ def test_other_release_problems_and_unchecked_tasks_are_left_out_and_the_sources
     releases = tmp_path / "releases.jsonl"
     releases.write_text(json.dumps({"namespace": "tinyfork.mod.join", "ok": False, "fork_hits": {"k": ["0.9"]},
                                     "fork_needles": {"k": "';'"}}) + "\n")
-    kept = without_release_problems(result, releases)
+    kept = without(result, release_skips(releases, [f.namespace for f in result.forks]))
     assert [f.namespace for f in kept.forks] == [] and [r["namespace"] for r in kept.records] == []
     assert kept.skipped["tinyfork.mod.join"] == "other releases: fork fragment `';'` in release 0.9"
     assert kept.skipped["tinyfork.mod.tag"] == f"other releases: not checked in {releases}"
     releases.write_text(releases.read_text() + json.dumps({"namespace": "tinyfork.mod.tag", "ok": True,
                                                            "fork_hits": {}}) + "\n")
-    kept = without_release_problems(result, releases)
+    kept = without(result, release_skips(releases, [f.namespace for f in result.forks]))
     assert [f.namespace for f in kept.forks] == ["tinyfork.mod.tag"] and list(kept.skipped) == ["tinyfork.mod.join"]
     raw = json.loads(fs.manifest.read_text())
     write_set(kept, tmp_path / "set", screen=fs.screen, licences={PROJECT: "MIT"}, sources=raw)
