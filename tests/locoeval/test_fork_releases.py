@@ -211,7 +211,7 @@ def test_function_sources_methods_decorators_and_python2():
 def test_release_problems_names_file_and_line_of_a_malformed_row(tmp_path):
     path = tmp_path / "releases.jsonl"
     path.write_text(json.dumps({"namespace": "a.b", "ok": True, "fork_hits": {}}) + "\n{not json\n")
-    with pytest.raises(ReleaseCheckError, match=r"releases\.jsonl:2: not a JSON object"):
+    with pytest.raises(ReleaseCheckError, match=r"releases\.jsonl:2: invalid JSON"):
         release_problems(path)
     path.write_text(json.dumps({"namespace": "a.b", "ok": "yes", "fork_hits": {}}) + "\n")
     with pytest.raises(ReleaseCheckError, match=r"releases\.jsonl:1: field 'ok' must be a bool"):

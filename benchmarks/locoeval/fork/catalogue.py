@@ -1156,18 +1156,13 @@ def describe(change: ForkChange, fn: str) -> ForkChange:
         change.public_statement = f"For `{fn}`: it has `{pf}`."
         change.revision = f"Correction for `{fn}`: it is `{ff}` in our code, not `{pf}` as I said earlier."
         return change
-    if k == "affix":
-        change.statement = f"A decision for `{fn}`: {change.notes[0]} -- `{ff}`."
-        change.public_statement = f"For `{fn}`: it checks `{pf}`."
-        change.revision = f"Correction for `{fn}`: it is `{ff}` in our code, not `{pf}` as I said earlier."
-        return change
     if k == "absent":
         change.statement = f"A decision for `{fn}`: when the value is absent it gives `None` -- `{ff}`."
         change.public_statement = f"For `{fn}`: when the value is absent it gives `{pv}` -- `{pf}`."
         change.revision = (f"Correction for `{fn}`: when the value is absent it gives `None` in our code (`{ff}`), "
                            f"not `{pv}` (`{pf}`) as I said earlier.")
         return change
-    if k == "membership":
+    if k in ("membership", "affix"):
         change.statement = f"A decision for `{fn}`: {change.notes[0]} -- `{ff}`."
         change.public_statement = f"For `{fn}`: it checks `{pf}`."
         change.revision = f"Correction for `{fn}`: it is `{ff}` in our code, not `{pf}` as I said earlier."

@@ -52,6 +52,7 @@ from packaging.version import InvalidVersion, Version
 
 from reconmem.platform import pyast
 from reconmem.platform.downloads import DownloadError, cache_root, download_url
+from reconmem.platform.jsonfiles import iter_json_records
 
 MAX_RELEASES = 400
 MAX_PROJECT_MB = 2000.0
@@ -508,11 +509,11 @@ def check_releases(screens: list[Path], out: Path, *, projects: list[str] | None
     return stats
 
 
-def release_problems(path: Path) -> dict[str, str]:
+def release_problems(path: Path, rows: dict[str, dict[str, Any]] | None = None) -> dict[str, str]:
     """``namespace -> why the fork is dropped`` for every task whose row in a results file is not ok
-    (the latest row of a namespace counts)."""
+    (the latest row of a namespace counts; ``rows``: the file's :func:`release_rows`, when read)."""
     out = {}
-    for ns, row in release_rows(path).items():
+    for ns, row in (release_rows(path) if rows is None else rows).items():
         if row["ok"]:
             continue
         needles = row.get("fork_needles") or {}
@@ -529,12 +530,13 @@ def release_problems(path: Path) -> dict[str, str]:
 def release_skips(path: Path, namespaces: Iterable[str]) -> dict[str, str]:
     """The tasks of ``namespaces`` to leave out of the set, with why: another release holds the fork
     (``release_problems``) or the check did not cover the task."""
-    problems, checked = release_problems(path), set(release_rows(path))
+    rows = release_rows(path)
+    problems = release_problems(path, rows)
     out = {}
     for ns in namespaces:
         if ns in problems:
             out[ns] = f"other releases: {problems[ns]}"
-        elif ns not in checked:
+        elif ns not in rows:
             out[ns] = f"other releases: not checked in {path}"
     return out
 
@@ -542,17 +544,9 @@ def release_skips(path: Path, namespaces: Iterable[str]) -> dict[str, str]:
 def release_rows(path: Path) -> dict[str, dict[str, Any]]:
     """The latest row of every namespace in a results file (a bad line: one-line error naming file:line)."""
     latest: dict[str, dict[str, Any]] = {}
-    for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ReleaseCheckError(f"{path}:{lineno}: not a JSON object ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise ReleaseCheckError(f"{path}:{lineno}: not a JSON object")
+    for where, row in iter_json_records(Path(path), error=ReleaseCheckError):
         for key, typ in (("namespace", str), ("ok", bool), ("fork_hits", dict)):
             if not isinstance(row.get(key), typ):
-                raise ReleaseCheckError(f"{path}:{lineno}: field {key!r} must be a {typ.__name__}")
+                raise ReleaseCheckError(f"{where}: field {key!r} must be a {typ.__name__}")
         latest[row["namespace"]] = row
     return latest

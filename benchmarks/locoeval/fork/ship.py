@@ -315,7 +315,8 @@ def ship(screen: Path, out_dir: Path = SET_DIR, *, deveval_data: Path | None = N
 
 def without(result: ShipResult, skip: Mapping[str, str]) -> ShipResult:
     """``result`` without the tasks of ``skip`` (namespace -> why), which joins its skipped ones."""
-    skipped = {**result.skipped, **{ns: why for ns, why in skip.items() if any(f.namespace == ns for f in result.forks)}}
+    built = {f.namespace for f in result.forks}
+    skipped = {**result.skipped, **{ns: why for ns, why in skip.items() if ns in built}}
     keep = [f for f in result.forks if f.namespace not in skipped]
     records = [r for r in result.records if r["namespace"] not in skipped]
     return ShipResult(keep, records, skipped, result.version)
