@@ -7,6 +7,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
+
+
+def snapshot_text(root: Path, rel: str) -> str:
+    """A snapshot file as the fork's tests are derived from and rebuilt on (universal newlines: a test
+    file's diff and sha256 in ``forks.jsonl`` are of this text)."""
+    return (root / rel).read_text(encoding="utf-8")
 
 
 class ForkDataError(ValueError):

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.locoeval.fork.diffs import snapshot_text
 from benchmarks.locoeval.fork.ship import (ForkDataError, ForkRecord, apply_diffs, fork_test_text, public_body_sha256,
                                            sha256_text)
 from benchmarks.sandbox.base import ERROR, FAIL, ExecutionJob, ExecutionOutcome, Executor
@@ -43,12 +44,6 @@ def sample_forks(sample: Any, forks: Mapping[str, ForkRecord]) -> list[ForkRecor
 def hidden_files(sample: Any, forks: Mapping[str, ForkRecord]) -> list[str]:
     """Every file the indexed snapshot of a fork sample leaves out: each target's ``hidden_files``."""
     return sorted({f for rec in sample_forks(sample, forks) for f in rec.hidden_files})
-
-
-def snapshot_text(root: Path, rel: str) -> str:
-    """A snapshot file as the fork's tests were derived from it (universal newlines: a test file's
-    diff and sha256 in ``forks.jsonl`` are of this text)."""
-    return (root / rel).read_text(encoding="utf-8")
 
 
 def fork_edits(records: Sequence[ForkRecord], target: ForkRecord | None, body: str | None,

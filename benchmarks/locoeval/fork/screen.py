@@ -558,15 +558,14 @@ class Screener:
         """A carried validated row whose checks are not the current ones (``validate.CHECKS``) validated
         again: its own changes (as the current catalogue proposes them) and its own fork tests (rebuilt
         from its diffs); no new derivation."""
-        from benchmarks.locoeval.fork.diffs import apply_diff
+        from benchmarks.locoeval.fork.diffs import apply_diff, snapshot_text
 
         by_key = {c.key: c for c in loc.proposed}
         chosen = [by_key.get(c["key"]) for c in row["changes"]]
         if any(ch is None or ch.fork_text != c["fork_text"] for ch, c in zip(chosen, row["changes"])):
             return {**row, "status": "dropped", "stage": "change_found",
                     "reason": "revalidation: the current catalogue does not propose the row's changes"}
-        test_edits = {rel: apply_diff(loc.proj.files.get(rel) or (loc.proj.root / rel).read_text(encoding="utf-8"),
-                                      diff, where=f"{loc.task.namespace}: {rel}")
+        test_edits = {rel: apply_diff(snapshot_text(loc.proj.root, rel), diff, where=f"{loc.task.namespace}: {rel}")
                       for rel, diff in row["derivation"]["diffs"].items()}
         row = {**row, "runs": 0, "revalidated": {"checks_before": sorted(row.get("checks", {}))}}
         return self._validate(loc, row, chosen, test_edits, row["derivation"]["rewrites"])

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.locoeval.fork.diffs import Block, ForkDataError, apply_diff, apply_diffs, diff_blocks  # noqa: F401
+from benchmarks.locoeval.fork.diffs import (Block, ForkDataError, apply_diff, apply_diffs, diff_blocks,  # noqa: F401
+                                             snapshot_text)
 
 SET_DIR = Path(__file__).resolve().parent / "set"
 FORKS_FILE = "forks.jsonl"
@@ -166,7 +167,7 @@ def fork_record(row: dict[str, Any], root: Path, repo: dict[str, Any], indent: i
     ns = row["namespace"]
     tests = {}
     for path, diff in sorted((row.get("derivation") or {}).get("diffs", {}).items()):
-        public = (root / path).read_text(encoding="utf-8")
+        public = snapshot_text(root, path)
         text = apply_diff(public, diff, where=f"{ns}: {path}")
         if unified_diffs({path: public}, {path: text}).get(path) != diff:
             raise ForkDataError(f"{ns}: {path}: the diff does not round-trip over the snapshot's file")

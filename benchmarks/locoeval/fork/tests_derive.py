@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.locoeval.fork.diffs import snapshot_text
 from benchmarks.locoeval.fork.record_plugin import MARK, PLUGIN_MODULE, PLUGIN_SOURCE
 from benchmarks.sandbox.base import PASS, ExecutionJob, ExecutionOutcome
 from benchmarks.sandbox.local import LocalExecutor
@@ -522,7 +523,7 @@ def derive_tests(*, executor: RecordingExecutor, root: Path, env: Any, target_fi
     slow). ``public``: the recorded run of the same ids on the pristine tree, when the caller has it.
     """
     run_ids = list(test_ids or test_files)
-    original = {rel: (root / rel).read_text(encoding="utf-8") for rel in test_files}
+    original = {rel: snapshot_text(root, rel) for rel in test_files}
     current = dict(original)
     der = Derivation(ok=False)
     if public is None:

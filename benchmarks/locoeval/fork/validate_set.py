@@ -118,7 +118,8 @@ def validate_set(opts: ValidateOptions) -> tuple[list[str], int]:
     from benchmarks.deveval.providers import get_snapshot
     from benchmarks.deveval.splice import BLANK_BODY
     from benchmarks.deveval.tasks import PreparedEnvs, load_manifest
-    from benchmarks.locoeval.fork.judge import fork_edits, hidden_files, run_fork_body, sample_forks, snapshot_text
+    from benchmarks.locoeval.fork.diffs import snapshot_text
+    from benchmarks.locoeval.fork.judge import fork_edits, hidden_files, run_fork_body, sample_forks
     from benchmarks.locoeval.fork.runner import fork_problems
     from benchmarks.locoeval.fork.screen import MAX_OBSERVER_FILES, is_test_file
     from benchmarks.locoeval.fork.ship import SOURCES_FILE, read_forks
